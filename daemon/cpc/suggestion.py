@@ -1,0 +1,57 @@
+"""Parameters and result of one completion request (pure data, no logic)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Strategy = Literal["naive", "heal", "cpc"]
+STRATEGIES: tuple[str, ...] = ("naive", "heal", "cpc")
+
+
+@dataclass(frozen=True)
+class BeamParams:
+    """Knobs of one request.  Defaults are the product defaults."""
+
+    strategy: Strategy = "cpc"
+    beam_width: int = 2  #: k, beams kept during the coverage search (>= 1)
+    max_tokens: int = 8  #: tokens generated after the covering
+    confidence_threshold: float = 0.0  #: suppress when confidence is below this
+    single_line: bool = True  #: stop at a newline
+    stop_at_sentence_end: bool = True  #: stop after ". ", "! ", "? "
+    context_chars: int = 1500  #: only this many characters before the caret are used
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(
+                f"unknown strategy {self.strategy!r}; choose one of {', '.join(STRATEGIES)}"
+            )
+        if int(self.beam_width) < 1:
+            raise ValueError(f"beam_width must be at least 1, got {self.beam_width}")
+        if int(self.max_tokens) < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
+        if not 0.0 <= float(self.confidence_threshold) <= 1.0:
+            raise ValueError(
+                f"confidence_threshold must be between 0 and 1, got {self.confidence_threshold}"
+            )
+        if int(self.context_chars) < 1:
+            raise ValueError(f"context_chars must be >= 1, got {self.context_chars}")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """What the decoder proposes to insert after the caret."""
+
+    text: str  #: only what comes after the typed characters ("" = nothing to show)
+    confidence: float  #: in [0, 1]; see daemon.cpc.beam for the definition
+    suppressed: bool = False  #: True when confidence < threshold (text kept for evaluation)
+    stable_tokens: int = 0  #: tokens in the stable prefix
+    remainder: bytes = b""  #: typed bytes after the stable prefix that the covering had to match
+    tokens_generated: int = 0  #: tokens chosen (covering + continuation)
+    steps: int = 0  #: batched model calls made for this request
+    timings_ms: dict = field(default_factory=dict)  #: phase -> milliseconds
+
+    @property
+    def visible(self) -> str:
+        """The text to show: empty when suppressed."""
+        return "" if self.suppressed else self.text

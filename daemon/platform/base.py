@@ -1,0 +1,66 @@
+"""The narrow interfaces through which ghosttype touches the operating system.
+
+One implementation module per OS/display server; ``daemon.platform.select``
+chooses them.  Nothing outside ``daemon.platform`` imports Xlib, AT-SPI, Win32
+or Cocoa bindings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional, Protocol
+
+
+@dataclass(frozen=True)
+class Rect:
+    """A screen rectangle in device-independent pixels (Qt's logical coordinates)."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class FocusState:
+    """What is known about the focused window/widget at one moment."""
+
+    app_id: str = ""  #: X11 WM_CLASS class (lower-cased), exe name, or bundle id
+    window_id: int = 0  #: opaque id; a change means focus moved
+    is_password: Optional[bool] = None  #: None = could not tell
+    text_before_caret: Optional[str] = None  #: from accessibility, when available
+    caret: Optional[Rect] = None  #: caret rectangle, when available
+
+
+class FocusInfo(Protocol):
+    def current(self) -> FocusState:
+        """Describe the focused widget now.  Must not block for long (< 50 ms)."""
+
+
+class CaretLocator(Protocol):
+    def caret_rect(self, focus: FocusState) -> Optional[Rect]:
+        """Best estimate of the caret rectangle: accessibility first, then a
+        fallback (text cursor of the focused window, pointer position)."""
+
+
+class KeySuppressor(Protocol):
+    """Swallows the accept keys, and only while a suggestion is visible."""
+
+    def arm(self, on_key: Callable[[str], None]) -> None:
+        """Start swallowing the configured keys; call ``on_key(name)`` (from a
+        backend thread) for each swallowed press."""
+
+    def disarm(self) -> None:
+        """Stop swallowing: the keys reach applications untouched again."""
+
+    def close(self) -> None: ...
+
+
+class TextInjector(Protocol):
+    def type_text(self, text: str) -> None:
+        """Type ``text`` into the focused application as if from the keyboard
+        (any Unicode; ``\\n`` as Return)."""
+
+
+class PlatformError(RuntimeError):
+    """The platform cannot be used; the message says how to fix it."""

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu system libraries ghosttype needs at run time
+# (the Qt xcb platform plugin's libraries, AT-SPI), and with --test also the
+# tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, a D-Bus
+# session bus).  Python packages are installed by pip, not here.
+set -euo pipefail
+
+runtime=(
+  libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-render-util0 libxcb-image0
+  libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1
+  libdbus-1-3 at-spi2-core fonts-dejavu-core
+)
+test_tools=(
+  xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils
+)
+
+packages=("${runtime[@]}")
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=("${test_tools[@]}")
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: no apt-get here; install the equivalents of: ${packages[*]}" >&2
+  exit 0
+fi
+
+SUDO=""
+if [[ "$(id -u)" != 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"

@@ -1,0 +1,75 @@
+"""The import rules of DESIGN.md section 2, checked in fresh interpreters.
+
+``daemon.cpc`` is a pure library (stdlib + numpy); ``daemon`` never imports Qt
+or ``ui``; headless commands must not pull in pynput (which fails to import
+without a display) or Qt.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HEAVY = ("llama_cpp", "PyQt6", "pynput", "Xlib", "jeepney", "ui")
+
+
+def _modules_after_import(statement: str) -> set[str]:
+    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _heavy(mods: set[str], names=HEAVY) -> list[str]:
+    return sorted(m for m in mods if m.split(".")[0] in names)
+
+
+def test_cpc_is_pure():
+    mods = _modules_after_import(
+        "import daemon.cpc, daemon.cpc.lm, daemon.cpc.suggestion\n"
+        "import importlib, pkgutil\n"
+        "for m in pkgutil.iter_modules(daemon.cpc.__path__): importlib.import_module('daemon.cpc.' + m.name)"
+    )
+    assert _heavy(mods) == []
+    project = sorted(m for m in mods if m.startswith("daemon.") and not m.startswith("daemon.cpc"))
+    assert project == [], f"daemon.cpc imports other project modules: {project}"
+
+
+def test_cli_parser_is_light():
+    """--help and argument parsing must not load the model runtime, Qt or pynput."""
+    mods = _modules_after_import("from daemon.__main__ import build_parser; build_parser()")
+    assert _heavy(mods) == []
+
+
+@pytest.mark.parametrize("package", ["daemon"])
+def test_daemon_never_imports_qt_or_ui(package):
+    root = ROOT / package
+    offenders = []
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith(("import ", "from ")) and (
+                " PyQt6" in stripped or stripped.startswith(("import ui", "from ui"))
+            ):
+                offenders.append(f"{path.relative_to(ROOT)}: {stripped}")
+    assert offenders == []
+
+
+def test_only_the_backend_imports_llama_cpp():
+    offenders = []
+    for path in (ROOT / "daemon").rglob("*.py"):
+        if path == ROOT / "daemon" / "llm" / "llama.py":
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            s = line.strip()
+            if s.startswith(("import llama_cpp", "from llama_cpp")):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []

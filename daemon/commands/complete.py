@@ -1,0 +1,194 @@
+"""``ghosttype complete``: one suggestion for a text, from the command line.
+
+The text is everything before the caret, taken verbatim from ``--text`` or
+standard input (a trailing newline is part of the text: use ``printf`` or
+``--text`` rather than ``echo``).  Prints the suggestion, or with ``--json``
+one object::
+
+    {"suggestion": str, "confidence": float, "suppressed": bool,
+     "strategy": str, "beam_width": int, "model": str,
+     "timings_ms": {"load": ms, "complete": ms, ...decoder phases},
+     "tokens_decoded": int, "model_calls": int, "tokens_generated": int,
+     "stable_tokens": int}
+
+``suggestion`` is the decoder's text even when it is suppressed by
+``--confidence-threshold`` (``suppressed`` says so); the plain output prints
+nothing for a suppressed suggestion, as the overlay would show nothing.
+
+Bad input (unknown strategy, beam width below 1, missing or unreadable model)
+prints one error line on stderr and exits with status 2.  Needs no display: it
+never imports Qt or pynput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, NoReturn, Optional
+
+from daemon.cpc.suggestion import STRATEGIES, BeamParams
+
+EXIT_USAGE = 2
+_DEFAULTS = BeamParams()
+
+
+class UsageError(Exception):
+    """Bad input from the user; reported as one line with exit status 2."""
+
+
+def one_line_errors(parser: argparse.ArgumentParser, prog: str) -> None:
+    """Make ``parser`` report argument errors as one line (no usage dump) with
+    exit status 2, like every other input error of these commands."""
+
+    def error(message: str) -> NoReturn:
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+    parser.error = error  # type: ignore[method-assign]
+
+
+def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
+    """Flags shared by ``complete`` and ``eval``."""
+    p.add_argument("--model", default=None, metavar="NAME|PATH",
+                   help="model name (smollm2, qwen2.5-coder-0.5b, gemma3-270m) or GGUF path; default smollm2")
+    p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens, metavar="N",
+                   help=f"tokens generated after the typed text is covered (default {_DEFAULTS.max_tokens})")
+    p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold,
+                   metavar="P", help="suppress suggestions whose confidence is below P, 0..1 (default 0: never)")
+    p.add_argument("--context-chars", type=int, default=_DEFAULTS.context_chars, metavar="N",
+                   help=f"characters before the caret given to the model (default {_DEFAULTS.context_chars})")
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "complete",
+        help="print one suggestion for the text on stdin or --text",
+        description="Complete TEXT (everything before the caret) and print the suggestion.",
+    )
+    p.add_argument("--text", default=None, help="the text before the caret (default: read stdin)")
+    p.add_argument("--strategy", default=_DEFAULTS.strategy, metavar="{" + ",".join(STRATEGIES) + "}",
+                   help=f"naive decoding, single-token healing, or coverage beam search (default {_DEFAULTS.strategy})")
+    p.add_argument("--beam-width", type=int, default=_DEFAULTS.beam_width, metavar="K",
+                   help=f"beams kept by the cpc search (default {_DEFAULTS.beam_width})")
+    add_decoding_arguments(p)
+    p.add_argument("--json", action="store_true", help="print a JSON object with confidence, timings and counters")
+    one_line_errors(p, "ghosttype complete")
+    p.set_defaults(func=run)
+
+
+def make_params(args: argparse.Namespace, strategy: str, beam_width: int) -> BeamParams:
+    try:
+        return BeamParams(
+            strategy=strategy,  # type: ignore[arg-type]
+            beam_width=beam_width,
+            max_tokens=args.max_tokens,
+            confidence_threshold=args.confidence_threshold,
+            context_chars=args.context_chars,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def resolve(model: Optional[str]) -> str:
+    """Path of the model file, or UsageError with the one-line fix."""
+    from daemon.llm.models import ModelLoadError, resolve_model
+
+    try:
+        return str(resolve_model(model))
+    except ModelLoadError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def load_lm(model_path: str, n_seq_max: int = 8) -> Any:
+    """A ``LlamaLM`` on ``model_path``; load failures become UsageError."""
+    from daemon.llm.llama import LlamaLM
+    from daemon.llm.models import ModelLoadError
+
+    try:
+        return LlamaLM(model_path, n_seq_max=n_seq_max)
+    except ModelLoadError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def read_text(args: argparse.Namespace) -> str:
+    if args.text is not None:
+        return args.text
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("give the text before the caret with --text or on standard input")
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"standard input is not valid UTF-8 (byte {exc.start})") from None
+
+
+def complete_once(lm: Any, text: str, params: BeamParams) -> dict:
+    """Run one request and return the JSON object described in the module doc
+    (without ``model`` and the load time)."""
+    from daemon.cpc.beam import Decoder
+
+    decoder = Decoder(lm)
+    before = lm.stats.snapshot()
+    t0 = time.perf_counter()
+    sug = decoder.complete(text, params)
+    total_ms = (time.perf_counter() - t0) * 1000.0
+    work = lm.stats.since(before)
+    return {
+        "suggestion": sug.text,
+        "confidence": float(sug.confidence),
+        "suppressed": bool(sug.suppressed),
+        "strategy": params.strategy,
+        "beam_width": params.beam_width,
+        "timings_ms": {"complete": total_ms, **{k: float(v) for k, v in sug.timings_ms.items()}},
+        "tokens_decoded": work.tokens_decoded,
+        "model_calls": work.decode_calls,
+        "tokens_generated": sug.tokens_generated,
+        "stable_tokens": sug.stable_tokens,
+    }
+
+
+def empty_result(params: BeamParams) -> dict:
+    """The answer for an empty text: nothing to complete, no model work."""
+    return {
+        "suggestion": "",
+        "confidence": 0.0,
+        "suppressed": False,
+        "strategy": params.strategy,
+        "beam_width": params.beam_width,
+        "timings_ms": {"complete": 0.0},
+        "tokens_decoded": 0,
+        "model_calls": 0,
+        "tokens_generated": 0,
+        "stable_tokens": 0,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        params = make_params(args, args.strategy, args.beam_width)
+        model_path = resolve(args.model)
+        text = read_text(args)
+        if text == "":
+            result = empty_result(params)
+            result["timings_ms"]["load"] = 0.0
+        else:
+            t0 = time.perf_counter()
+            lm = load_lm(model_path, n_seq_max=max(8, params.beam_width + 1))
+            load_ms = (time.perf_counter() - t0) * 1000.0
+            try:
+                result = complete_once(lm, text, params)
+            finally:
+                close = getattr(lm, "close", None)
+                if close is not None:
+                    close()
+            result["timings_ms"]["load"] = load_ms
+        result["model"] = model_path
+    except UsageError as exc:
+        print(f"ghosttype complete: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print("" if result["suppressed"] else result["suggestion"])
+    return 0

@@ -1,0 +1,267 @@
+"""``ghosttype eval``: the benchmarks a user can run on their own text.
+
+Three modes (DESIGN 4; the JSON shapes are documented in the README):
+
+quality (default)
+    ``ghosttype eval FILE... [--strategies naive,heal,cpc1,cpc2,cpc4]
+    [--offsets 150] [--kind mid|any] [--seed 0] [--context-chars 1500]
+    [--max-tokens 8] [--confidence-threshold P] [--model M]... [--json OUT]``
+    prints one table per file and model.  ``--json`` writes
+    ``{"settings", "cases": [...], "summary": {STRATEGY: {...}}, "runs": [...]}``;
+    ``summary`` pools every case of the run (with one file and one model it is
+    that table), ``runs`` has one summary per file and model.
+
+replay (``--replay``)
+    ``ghosttype eval FILE... --replay [--chars 400] [--strategy cpc
+    --beam-width 2]`` types each file through the daemon's request path, once
+    with the chosen strategy and once with naive decoding, and prints keystroke
+    latency percentiles, model calls and re-evaluated tokens per keystroke, and
+    the p50 ratio.  ``--json`` writes ``{"replay": {STRATEGY: {...}},
+    "ratio_p50": x}`` (the last file's run when several are given, all runs
+    under ``"runs"``).
+
+vocabulary look-ups (``--vocab-bench``)
+    ``ghosttype eval [FILE...] --vocab-bench [--model M]...`` times
+    ``VocabIndex.prefixes_of`` / ``starting_with`` on remainders sampled from
+    the files plus the worst cases ``" "``, ``"e"``, ``"\\n"``; without
+    ``--model`` it runs on every installed known model.
+
+Errors in the input (unknown strategy, missing file or model) print one line
+and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import pathlib
+import sys
+from typing import Any, Optional
+
+from daemon.commands.complete import (
+    EXIT_USAGE,
+    UsageError,
+    load_lm,
+    make_params,
+    one_line_errors,
+    resolve,
+)
+from daemon.cpc.suggestion import STRATEGIES, BeamParams
+from daemon.evaluation.offsets import OFFSET_KINDS, choose_offsets
+from daemon.evaluation.quality import (
+    DEFAULT_STRATEGIES,
+    QualityRun,
+    parse_strategies,
+    run_quality,
+    summary_json,
+)
+
+_DEFAULTS = BeamParams()
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "eval",
+        help="measure suggestion quality, keystroke latency or vocabulary look-ups on your own text",
+        description="Benchmarks on reference texts: quality at cursor offsets (default), "
+        "typing replay (--replay), vocabulary look-ups (--vocab-bench).",
+    )
+    p.add_argument("files", nargs="*", metavar="FILE", help="reference texts (UTF-8)")
+    p.add_argument("--model", action="append", default=None, metavar="NAME|PATH",
+                   help="model name or GGUF path; repeat to compare models (default smollm2)")
+    p.add_argument("--json", dest="json_out", default=None, metavar="OUT", help="write every case and the summary to OUT")
+    p.add_argument("--seed", type=int, default=0, help="seed of the offset choice (default 0)")
+    p.add_argument("--context-chars", type=int, default=_DEFAULTS.context_chars, metavar="N",
+                   help=f"characters before the cursor given to the model (default {_DEFAULTS.context_chars})")
+    p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens, metavar="N",
+                   help=f"tokens generated after the covering (default {_DEFAULTS.max_tokens})")
+    p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold, metavar="P",
+                   help="suppress below this confidence and count withheld right/wrong suggestions (default 0)")
+    q = p.add_argument_group("quality")
+    q.add_argument("--strategies", default=DEFAULT_STRATEGIES, metavar="LIST",
+                   help=f"comma-separated naive, heal, cpcK (default {DEFAULT_STRATEGIES})")
+    q.add_argument("--offsets", type=int, default=150, metavar="N", help="cursor offsets per file (default 150)")
+    q.add_argument("--kind", choices=OFFSET_KINDS, default="mid",
+                   help="mid: inside a word (both neighbours are word characters); any: every offset (default mid)")
+    r = p.add_argument_group("replay")
+    r.add_argument("--replay", action="store_true", help="type the text through the daemon's request path")
+    r.add_argument("--chars", type=int, default=400, metavar="N", help="characters typed per file (default 400)")
+    r.add_argument("--preload-chars", type=int, default=None, metavar="N",
+                   help="characters already in the field before typing starts (default: context-chars minus "
+                   "chars, so the typed text stays inside the context window)")
+    r.add_argument("--strategy", default="cpc", metavar="{" + ",".join(STRATEGIES) + "}",
+                   help="strategy compared against naive (default cpc)")
+    r.add_argument("--beam-width", type=int, default=_DEFAULTS.beam_width, metavar="K",
+                   help=f"beam width of the compared strategy (default {_DEFAULTS.beam_width})")
+    v = p.add_argument_group("vocabulary look-ups")
+    v.add_argument("--vocab-bench", action="store_true", help="time the vocabulary index look-ups")
+    one_line_errors(p, "ghosttype eval")
+    p.set_defaults(func=run)
+
+
+def _read_files(paths: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for name in paths:
+        path = pathlib.Path(name)
+        try:
+            out.append((path.name, path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise UsageError(f"no such file: {name}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {name} as UTF-8 text: {exc}") from None
+    return out
+
+
+def _progress(label: str) -> Any:
+    """A progress callback drawing ``label done/total`` on a terminal, else None."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\r{label} {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    return show
+
+
+def _write_json(path: str, obj: dict) -> None:
+    try:
+        pathlib.Path(path).write_text(json.dumps(obj, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _models(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(display name, path) per requested model; resolved before any work starts."""
+    names = args.model or ["smollm2"]
+    return [(name, resolve(name)) for name in names]
+
+
+def run_quality_mode(args: argparse.Namespace) -> int:
+    from daemon.evaluation.report import quality_table
+
+    if not args.files:
+        raise UsageError("give at least one FILE to evaluate")
+    try:
+        strategies = parse_strategies(args.strategies)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.offsets < 1:
+        raise UsageError(f"--offsets must be at least 1, got {args.offsets}")
+    base = make_params(args, "cpc", max(s.beam_width for s in strategies))
+    files = _read_files(args.files)
+    models = _models(args)
+    n_seq = max(8, max(s.beam_width for s in strategies) + 1)
+    from daemon.cpc.beam import Decoder  # after validation: errors stay instant
+
+    all_cases: list[dict] = []
+    runs: list[dict] = []
+    pooled = QualityRun(strategies, [], [])
+    for model_name, model_path in models:
+        lm = load_lm(model_path, n_seq_max=n_seq)
+        try:
+            decoder = Decoder(lm)
+            for file_name, text in files:
+                offsets = choose_offsets(text, args.offsets, args.kind, args.seed)
+                if not offsets:
+                    print(f"{file_name}: no {args.kind} offsets, skipped", file=sys.stderr)
+                    continue
+                result = run_quality(decoder, text, offsets, strategies, base,
+                                     on_case=_progress(f"{file_name} [{model_name}]"))
+                summaries = result.summaries()
+                prefill = sum(result.prefill_ms) / len(result.prefill_ms)
+                print(
+                    f"\n{file_name}  model={model_name}  offsets={len(offsets)} kind={args.kind} "
+                    f"seed={args.seed}  context={args.context_chars} chars  max_tokens={args.max_tokens}  "
+                    f"threshold={args.confidence_threshold:g}"
+                )
+                print(quality_table(summaries))
+                print(f"(mean prefill per offset, shared by the strategies: {prefill:.0f} ms)")
+                runs.append({"file": file_name, "model": model_name, "offsets": len(offsets),
+                             "mean_prefill_ms": prefill, "summary": summary_json(summaries)})
+                pooled.cases.extend(result.cases)
+                all_cases.extend({"file": file_name, "model": model_name, **c.to_json()} for c in result.cases)
+        finally:
+            lm.close()
+    if args.json_out:
+        _write_json(args.json_out, {
+            "settings": {
+                "kind": args.kind, "offsets": args.offsets, "seed": args.seed,
+                "context_chars": args.context_chars, "max_tokens": args.max_tokens,
+                "confidence_threshold": args.confidence_threshold,
+                "strategies": [s.name for s in strategies],
+            },
+            "cases": all_cases,
+            "summary": summary_json(pooled.summaries()),
+            "runs": runs,
+        })
+    return 0
+
+
+def run_vocab_mode(args: argparse.Namespace) -> int:
+    from daemon.evaluation.report import vocab_table
+    from daemon.evaluation.vocab_bench import run_vocab_bench
+    from daemon.llm.models import available_models
+
+    files = _read_files(args.files)
+    if args.model:
+        models = _models(args)
+    else:
+        models = [(m.name, resolve(m.name)) for m in available_models() if m.installed]
+    results = []
+    for model_name, model_path in models:
+        lm = load_lm(model_path, n_seq_max=1)
+        try:
+            res = run_vocab_bench(model_name, lm, [t for _, t in files], seed=args.seed,
+                                  context_chars=args.context_chars)
+        finally:
+            lm.close()
+        print(
+            f"\nmodel={model_name}  vocabulary={res.n_vocab} tokens ({res.indexed_tokens} indexed)  "
+            f"index built in {res.build_ms:.0f} ms  sampled remainders={res.remainders} "
+            f"(mean {res.mean_remainder_bytes:.1f} bytes)"
+        )
+        print(vocab_table(res.rows))
+        results.append(res)
+    if args.json_out:
+        _write_json(args.json_out, {"vocab": [dataclasses.asdict(r) for r in results]})
+    return 0
+
+
+def run_replay_mode(args: argparse.Namespace) -> int:
+    from daemon.evaluation.replay import replay_files
+
+    if not args.files:
+        raise UsageError("give at least one FILE to replay")
+    if args.chars < 1:
+        raise UsageError(f"--chars must be at least 1, got {args.chars}")
+    params = make_params(args, args.strategy, args.beam_width)
+    files = _read_files(args.files)
+    (model_name, model_path), *rest = _models(args)
+    if rest:
+        raise UsageError("--replay takes one --model")
+    if args.preload_chars is not None and args.preload_chars < 0:
+        raise UsageError(f"--preload-chars must be >= 0, got {args.preload_chars}")
+    obj = replay_files(model_name, model_path, files, params, chars=args.chars, seed=args.seed,
+                       preload_chars=args.preload_chars)
+    if args.json_out:
+        _write_json(args.json_out, obj)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.replay and args.vocab_bench:
+            raise UsageError("choose one of --replay and --vocab-bench")
+        if args.vocab_bench:
+            return run_vocab_mode(args)
+        if args.replay:
+            return run_replay_mode(args)
+        return run_quality_mode(args)
+    except UsageError as exc:
+        print(f"ghosttype eval: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except TimeoutError as exc:  # the replay's worker stopped answering
+        print(f"ghosttype eval: error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,371 @@
+"""User configuration: a TOML file -> a validated, frozen :class:`Config`.
+
+Every option is declared once, as a field of :class:`Config` with its default,
+a one-line description and a validator; the commented template written on
+first run, the validation and the defaults all come from those declarations,
+so they cannot drift apart.  Invalid files raise :class:`ConfigError`, which
+lists every problem as ``file:line: key: message`` (the line is found in the
+file's text; TOML syntax errors carry their own).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import pathlib
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from daemon.capture.keyboard import KeySpecError, normalize_key_spec
+from daemon.cpc.suggestion import STRATEGIES, BeamParams
+
+APP_NAME = "ghosttype"
+CONFIG_FILENAME = "config.toml"
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+UNKNOWN_FIELDS = ("suggest", "skip")
+
+#: Password managers, keyrings and passphrase prompts (X11 WM_CLASS class, lower
+#: case, and executable names); ghosttype neither captures nor suggests there.
+DEFAULT_DENYLIST: tuple[str, ...] = (
+    "keepassxc", "keepass2", "keepass", "1password", "bitwarden", "enpass", "proton pass",
+    "lastpass", "dashlane", "nordpass", "kwalletmanager5", "kwalletd5", "kwalletd6",
+    "seahorse", "gcr-prompter", "gnome-keyring-prompt", "pinentry", "pinentry-gtk-2",
+    "pinentry-gnome3", "pinentry-qt", "pinentry-qt5", "ssh-askpass", "x11-ssh-askpass",
+    "ksshaskpass", "lxqt-openssh-askpass", "polkit-gnome-authentication-agent-1",
+    "polkit-kde-authentication-agent-1", "lxpolkit",
+)
+
+Check = Callable[[Any], Optional[str]]  # value -> error message, or None when valid
+
+
+# --------------------------------------------------------------------------- validators
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _bool(v: Any) -> Optional[str]:
+    return None if isinstance(v, bool) else f"expected true or false, got {_show(v)}"
+
+
+def _int_range(lo: int, hi: int) -> Check:
+    def check(v: Any) -> Optional[str]:
+        if not _is_int(v):
+            return f"expected an integer, got {_show(v)}"
+        return None if lo <= v <= hi else f"must be between {lo} and {hi}, got {v}"
+
+    return check
+
+
+def _float_range(lo: float, hi: float) -> Check:
+    def check(v: Any) -> Optional[str]:
+        if not (_is_int(v) or isinstance(v, float)) or (isinstance(v, float) and math.isnan(v)):
+            return f"expected a number, got {_show(v)}"
+        return None if lo <= v <= hi else f"must be between {lo:g} and {hi:g}, got {v}"
+
+    return check
+
+
+def _choice(options: Iterable[str]) -> Check:
+    opts = tuple(options)
+
+    def check(v: Any) -> Optional[str]:
+        if not isinstance(v, str):
+            return f"expected a string, got {_show(v)}"
+        return None if v in opts else f"must be one of {', '.join(opts)}; got {v!r}"
+
+    return check
+
+
+def _nonempty_str(v: Any) -> Optional[str]:
+    if not isinstance(v, str):
+        return f"expected a string, got {_show(v)}"
+    return None if v.strip() else "must not be empty"
+
+
+def _key_spec(v: Any) -> Optional[str]:
+    if not isinstance(v, str):
+        return f"expected a key like \"tab\" or \"ctrl+right\", got {_show(v)}"
+    try:
+        normalize_key_spec(v)
+    except KeySpecError as e:
+        return str(e)
+    return None
+
+
+def _optional_key_spec(v: Any) -> Optional[str]:
+    return None if v == "" else _key_spec(v)
+
+
+def _str_list(v: Any) -> Optional[str]:
+    if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
+        return f"expected a list of strings, got {_show(v)}"
+    return None
+
+
+def _show(v: Any) -> str:
+    kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", tuple: "a list", dict: "a table"}.get(type(v), type(v).__name__)
+    return kind
+
+
+def _opt(default: Any, doc: str, check: Check) -> Any:
+    """A config field: its default, its description (for the template) and its validator."""
+    return field(default=default, metadata={"doc": doc, "check": check})
+
+
+# --------------------------------------------------------------------------- the config
+
+
+@dataclass(frozen=True)
+class Config:
+    """All user settings (immutable: a reload builds a new one)."""
+
+    enabled: bool = _opt(True, "Suggest at all (also toggled from the tray).", _bool)
+    model: str = _opt("smollm2", "Model name (smollm2, qwen2.5-coder-0.5b, gemma3-270m) or a path to a GGUF file.",
+                      _nonempty_str)
+    strategy: str = _opt("cpc", "Decoding strategy: cpc (default), heal or naive.", _choice(STRATEGIES))
+    beam_width: int = _opt(2, "Beams kept while matching the typed part of a word (1-8).", _int_range(1, 8))
+    confidence_threshold: float = _opt(
+        0.0, "Hide suggestions whose confidence (0-1) is below this; 0 shows everything.", _float_range(0.0, 1.0))
+    max_tokens: int = _opt(8, "Longest suggestion, in model tokens (1-64).", _int_range(1, 64))
+    debounce_ms: int = _opt(15, "Wait this long after a keystroke before asking the model (0-2000 ms).",
+                            _int_range(0, 2000))
+    buffer_chars: int = _opt(2000, "Characters before the caret kept in memory (100-100000).",
+                             _int_range(100, 100_000))
+    context_chars: int = _opt(1500, "Characters before the caret given to the model (50-100000); fewer is faster.",
+                              _int_range(50, 100_000))
+    threads: int = _opt(0, "CPU threads for the model (0 = automatic: half the cores, at most 4).",
+                        _int_range(0, 64))
+    single_line: bool = _opt(True, "Stop suggestions at the end of the line.", _bool)
+    accept_key: str = _opt("tab", "Key that inserts the whole suggestion (swallowed only while one is visible).",
+                           _key_spec)
+    accept_word_key: str = _opt("ctrl+right", "Key that inserts the next word of the suggestion.", _key_spec)
+    dismiss_key: str = _opt("escape", "Key that hides the suggestion (it still reaches the application).",
+                            _key_spec)
+    pause_key: str = _opt("ctrl+alt+g", "Key that pauses and resumes ghosttype everywhere (\"\" for none).",
+                          _optional_key_spec)
+    denylist: tuple[str, ...] = _opt(
+        DEFAULT_DENYLIST,
+        "Applications where nothing is captured or suggested (X11 WM_CLASS class or executable name).",
+        _str_list)
+    unknown_fields: str = _opt(
+        "suggest", "When a field cannot be identified as a password field or not: suggest or skip.",
+        _choice(UNKNOWN_FIELDS))
+    log_level: str = _opt("warning", "Log level: debug, info, warning, error or critical.", _choice(LOG_LEVELS))
+
+    def __post_init__(self) -> None:
+        issues = [ConfigIssue(f.name, msg) for f, msg in _field_errors(self)]
+        if issues:
+            raise ConfigError(issues)
+        # Canonical forms, so comparisons elsewhere are plain string equality.
+        object.__setattr__(self, "denylist", tuple(sorted({s.strip().lower() for s in self.denylist if s.strip()})))
+        for name in ("accept_key", "accept_word_key", "dismiss_key"):
+            object.__setattr__(self, name, normalize_key_spec(getattr(self, name)))
+        if self.pause_key:
+            object.__setattr__(self, "pause_key", normalize_key_spec(self.pause_key))
+        object.__setattr__(self, "confidence_threshold", float(self.confidence_threshold))
+
+    # ------------------------------------------------------------------ builders
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], path: Optional[Union[str, pathlib.Path]] = None,
+                     text: Optional[str] = None) -> "Config":
+        """Validate ``data`` (a parsed TOML document); on problems raise
+        :class:`ConfigError` with line numbers found in ``text``."""
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        issues: list[ConfigIssue] = []
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            line = _line_of(text, key) if text is not None else None
+            f = known.get(key)
+            if f is None:
+                close = _closest(key, known)
+                hint = f" (did you mean {close}?)" if close else ""
+                issues.append(ConfigIssue(key, f"unknown setting{hint}", line))
+                continue
+            msg = f.metadata["check"](value)
+            if msg:
+                issues.append(ConfigIssue(key, msg, line))
+            else:
+                values[key] = tuple(value) if isinstance(value, list) else value
+        if issues:
+            raise ConfigError(issues, path)
+        return cls(**values)
+
+    def with_overrides(self, **flags: Any) -> "Config":
+        """A copy with command-line values applied (``None`` = flag not given)."""
+        given = {k: v for k, v in flags.items() if v is not None}
+        known = {f.name: f for f in dataclasses.fields(self)}
+        issues = []
+        for key, value in given.items():
+            f = known.get(key)
+            if f is None:
+                issues.append(ConfigIssue(key, "unknown setting"))
+            elif msg := f.metadata["check"](value):
+                issues.append(ConfigIssue(key, msg))
+        if issues:
+            raise ConfigError(issues, "command line")
+        return dataclasses.replace(self, **{k: tuple(v) if isinstance(v, list) else v for k, v in given.items()})
+
+    def beam_params(self) -> BeamParams:
+        """The decoder's knobs for one request."""
+        return BeamParams(
+            strategy=self.strategy,  # type: ignore[arg-type]
+            beam_width=self.beam_width,
+            max_tokens=self.max_tokens,
+            confidence_threshold=self.confidence_threshold,
+            single_line=self.single_line,
+            context_chars=self.context_chars,
+        )
+
+    def is_denied(self, app_id: str) -> bool:
+        return bool(app_id) and app_id.strip().lower() in self.denylist
+
+
+def _field_errors(cfg: Config) -> list[tuple[dataclasses.Field, str]]:
+    out = []
+    for f in dataclasses.fields(cfg):
+        msg = f.metadata["check"](getattr(cfg, f.name))
+        if msg:
+            out.append((f, msg))
+    return out
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    key: str
+    message: str
+    line: Optional[int] = None
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; ``str()`` lists every problem, one per line."""
+
+    def __init__(self, issues: list[ConfigIssue], path: Optional[Union[str, pathlib.Path]] = None) -> None:
+        self.issues = list(issues)
+        self.path = str(path) if path is not None else None
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        lines = []
+        for i in self.issues:
+            where = self.path or "config"
+            if i.line is not None:
+                where += f":{i.line}"
+            lines.append(f"{where}: {i.key + ': ' if i.key else ''}{i.message}")
+        return "\n".join(lines)
+
+    @property
+    def first_line(self) -> str:
+        """One line for the tray."""
+        n = len(self.issues)
+        head = self._render().splitlines()[0] if self.issues else "invalid configuration"
+        return head + (f" (and {n - 1} more)" if n > 1 else "")
+
+
+def _line_of(text: str, key: str) -> Optional[int]:
+    """1-based line where ``key`` is assigned at the top level of ``text``."""
+    pat = re.compile(r'^\s*(?:"' + re.escape(key) + r'"|\'' + re.escape(key) + r"'|" + re.escape(key) + r")\s*[=.]")
+    table = re.compile(r"^\s*\[+\s*(?:\"|')?" + re.escape(key) + r"(?:\"|')?\s*[\].]")
+    for n, line in enumerate(text.splitlines(), 1):
+        if pat.match(line) or table.match(line):
+            return n
+    return None
+
+
+def _closest(key: str, known: Iterable[str]) -> Optional[str]:
+    import difflib
+
+    m = difflib.get_close_matches(key, list(known), n=1, cutoff=0.7)
+    return m[0] if m else None
+
+
+# --------------------------------------------------------------------------- files
+
+
+def parse_config(text: str, path: Optional[Union[str, pathlib.Path]] = None) -> Config:
+    """Parse and validate TOML text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
+        line = int(m.group(1)) if m else None
+        raise ConfigError([ConfigIssue("", f"TOML syntax error: {msg}", line)], path) from None
+    return Config.from_mapping(data, path, text)
+
+
+def load_config(path: Optional[Union[str, pathlib.Path]] = None) -> Config:
+    """Load ``path`` (default: :func:`default_config_path`).  A missing file
+    means all defaults; an unreadable or invalid one raises :class:`ConfigError`."""
+    p = pathlib.Path(path) if path is not None else default_config_path()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError([ConfigIssue("", f"cannot read the file: {e}")], p) from None
+    return parse_config(text, p)
+
+
+def default_config_path() -> pathlib.Path:
+    """``<user config dir>/ghosttype/config.toml`` (platformdirs)."""
+    import platformdirs
+
+    return pathlib.Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / CONFIG_FILENAME
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "[]"
+        return "[\n" + "".join(f"#     {_toml_value(x)},\n" for x in v) + "# ]"
+    raise TypeError(type(v))
+
+
+def default_template() -> str:
+    """The commented defaults written on first run: every option, its
+    description and its default, commented out (uncomment to change)."""
+    out = [
+        "# ghosttype configuration (TOML).  Every setting below shows its default;",
+        "# remove the leading '# ' from a setting to change it.  Saved changes apply",
+        "# while ghosttype runs; an invalid file keeps the previous settings.",
+        "",
+    ]
+    for f in dataclasses.fields(Config):
+        out.append(f"# {f.metadata['doc']}")
+        out.append(f"# {f.name} = {_toml_value(f.default)}")
+        out.append("")
+    return "\n".join(out)
+
+
+def ensure_config_file(path: Optional[Union[str, pathlib.Path]] = None) -> tuple[pathlib.Path, bool]:
+    """Write the commented defaults to ``path`` unless it exists; returns the
+    path and whether it was created."""
+    p = pathlib.Path(path) if path is not None else default_config_path()
+    if p.exists():
+        return p, False
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".new")
+    tmp.write_text(default_template(), encoding="utf-8")
+    tmp.replace(p)
+    return p, True

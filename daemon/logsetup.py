@@ -1,0 +1,94 @@
+"""Logging: a rotating file in the user log directory plus stderr.
+
+Privacy rule for every module: log lengths, counts, ids and key names, never
+typed text or suggestion content, at any level.  ``KeyEvent.__repr__`` and the
+worker's exception descriptions already follow it; this module adds nothing
+that could undo it (no ``locals`` in tracebacks, no capture of stdin).
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import pathlib
+import sys
+from typing import Optional, Union
+
+APP_NAME = "ghosttype"
+LOG_FILENAME = "ghosttype.log"
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_HANDLER_TAG = "_ghosttype_handler"
+
+
+def default_log_dir() -> pathlib.Path:
+    import platformdirs
+
+    return pathlib.Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+
+
+def parse_level(level: Union[str, int]) -> int:
+    """``"warning"`` / ``"DEBUG"`` / ``20`` -> a logging level; ValueError otherwise."""
+    if isinstance(level, int):
+        return level
+    value = logging.getLevelName(str(level).strip().upper())
+    if not isinstance(value, int):
+        raise ValueError(f"unknown log level {level!r}")
+    return value
+
+
+def setup_logging(
+    level: Union[str, int] = "warning",
+    log_dir: Optional[Union[str, pathlib.Path]] = None,
+    to_file: bool = True,
+    to_stderr: bool = True,
+    max_bytes: int = 1_000_000,
+    backups: int = 3,
+) -> Optional[pathlib.Path]:
+    """Configure the root logger; returns the log file path (None without one).
+
+    Calling it again (e.g. after the config's ``log_level`` changed) replaces
+    the handlers it installed before instead of adding more.  If the log
+    directory cannot be created, logging continues on stderr only.
+    """
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, _HANDLER_TAG, False):
+            root.removeHandler(h)
+            h.close()
+    set_level(level)
+    fmt = logging.Formatter(FORMAT)
+    path: Optional[pathlib.Path] = None
+    if to_stderr:
+        h = logging.StreamHandler(sys.stderr)
+        h.setFormatter(fmt)
+        setattr(h, _HANDLER_TAG, True)
+        root.addHandler(h)
+    if to_file:
+        directory = pathlib.Path(log_dir) if log_dir is not None else default_log_dir()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path = directory / LOG_FILENAME
+            fh = logging.handlers.RotatingFileHandler(path, maxBytes=max_bytes, backupCount=backups,
+                                                      encoding="utf-8")
+        except OSError as e:
+            logging.getLogger(__name__).warning("cannot write a log file in %s (%s); logging to stderr only",
+                                                directory, e.strerror or e)
+            path = None
+        else:
+            fh.setFormatter(fmt)
+            setattr(fh, _HANDLER_TAG, True)
+            root.addHandler(fh)
+    return path
+
+
+#: Third-party libraries that are chatty at DEBUG (the file watcher logs every
+#: inotify event, including writes to our own log file) stay at WARNING.
+QUIET_LIBRARIES = ("watchdog", "PIL", "asyncio")
+
+
+def set_level(level: Union[str, int]) -> None:
+    """Change the level at run time (config reload)."""
+    lvl = parse_level(level)
+    logging.getLogger().setLevel(lvl)
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(max(lvl, logging.WARNING))

@@ -1,0 +1,397 @@
+"""The focused text field on Linux, read through AT-SPI (the accessibility bus).
+
+``AtspiFocus.query()`` answers the questions the daemon asks on every
+keystroke: is the focused widget a password field, what text is before the
+caret, and where on screen is the caret.  Qt (with accessibility on), GTK and
+browsers with accessibility enabled all answer over AT-SPI, which is why the
+daemon does not need per-toolkit code.
+
+How the focused object is found, cheapest first:
+
+1. A background listener (``FocusTracker``) remembers the object of the last
+   ``StateChanged("focused", 1)`` event.  Before trusting it, ``query()``
+   re-reads its state: focus may have moved to an application that does not
+   speak AT-SPI, which sends no event.
+2. Otherwise (focus was set before ghosttype started, or the remembered object
+   lost focus) it walks the tree of the active window looking for the FOCUSED
+   state, bounded in depth, node count and time, and caches a miss until the
+   next focus event so a non-accessible app does not cost a walk per keystroke.
+
+Known toolkit quirk: Qt 6's ``QPlainTextEdit`` reports every character's
+box on the first line of its paragraph block (``QTextEdit`` and ``QLineEdit``
+are right), so in a multi-line ``QPlainTextEdit`` the caret's x is right but
+its y may be a few lines too high.
+
+Every D-Bus call has a short deadline; any failure makes ``query()`` return
+None (the caller falls back to its own keystroke buffer), never raise.  Text
+read from applications is returned to the caller only: it is never logged,
+and a password field's text is not even read.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+from daemon.platform import atspi_constants as C
+from daemon.platform.atspi_bus import (
+    ACCESSIBLE,
+    APP_ROOT_PATH,
+    COORD_SCREEN,
+    DESKTOP_PATH,
+    REGISTRY_BUS,
+    TEXT,
+    AtspiBus,
+    AtspiCallError,
+    accessibility_bus_address,
+    set_toolkit_accessibility,
+)
+from daemon.platform.atspi_focus_tracker import FocusTracker, ObjectRef
+from daemon.platform.base import PlatformError, Rect
+
+log = logging.getLogger(__name__)
+
+#: Default number of characters of context read before the caret.
+DEFAULT_MAX_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class AtspiAnswer:
+    """What AT-SPI says about the focused widget at one moment."""
+
+    #: True for a password field, False for an ordinary one, None when the
+    #: widget's kind cannot tell (a terminal may be showing a password prompt).
+    is_password: Optional[bool]
+    #: Up to ``max_chars`` characters before the caret; None when the widget
+    #: has no text interface, no caret, or is a password field.
+    text_before_caret: Optional[str]
+    #: The caret as a 1-pixel-wide rectangle in screen coordinates, as the
+    #: application reports them (logical pixels for Qt); None when unknown.
+    caret: Optional[Rect]
+    #: The application's accessible name (e.g. "kate", "Firefox"); "" if unknown.
+    app_name: str
+    #: (bus name, object path) of the focused object: a change means the focus
+    #: moved to another widget.
+    object_ref: ObjectRef = ("", "")
+
+
+class AtspiFocus:
+    """Reads the focused widget over AT-SPI; see the module docstring.
+
+    Raises ``PlatformError`` from the constructor when there is no session bus
+    or no accessibility bus, so the platform selector can fall back.
+    """
+
+    #: Tree walk limits (fallback when no usable focus event is known).
+    WALK_MAX_DEPTH = 24
+    WALK_MAX_NODES = 400
+    #: How long a fruitless walk is trusted when no focus event arrives.
+    WALK_MISS_TTL_S = 1.0
+    #: How long an application that let a call time out is left alone.
+    STALL_BACKOFF_S = 2.0
+
+    def __init__(
+        self,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        call_timeout: float = 0.08,
+        walk_budget: float = 0.15,
+        track_events: bool = True,
+        session_bus: str = "SESSION",
+        enable_toolkits: bool = False,
+    ) -> None:
+        """``enable_toolkits`` turns on the session's accessibility flag so
+        that Qt applications started without ``QT_LINUX_ACCESSIBILITY_ALWAYS_ON``
+        expose their fields too (see ``set_toolkit_accessibility``); the
+        previous value is restored by ``close()``."""
+        if max_chars < 0:
+            raise ValueError("max_chars must be >= 0")
+        self.max_chars = max_chars
+        self.walk_budget = walk_budget
+        address = accessibility_bus_address(session_bus)
+        self._session_bus = session_bus
+        self._restore_toolkits: Optional[bool] = None
+        self._bus = AtspiBus(address, timeout=call_timeout)
+        if enable_toolkits:
+            try:
+                if not set_toolkit_accessibility(True, session_bus):
+                    self._restore_toolkits = False
+            except PlatformError:
+                self._bus.close()
+                raise
+        self._tracker: Optional[FocusTracker] = None
+        if track_events:
+            try:
+                self._tracker = FocusTracker(address)
+            except (AtspiCallError, PlatformError) as exc:
+                # No registry daemon: focus events cannot be requested, the
+                # tree walk still works.
+                log.warning("AT-SPI focus events unavailable (%s); using tree walks only", exc)
+        self._app_names: dict[str, str] = {}
+        self._walk_miss: Optional[tuple[int, float]] = None  # (tracker generation, time)
+        self._stalled: dict[str, float] = {}  # bus name -> monotonic time it may be asked again
+
+    # -- public -------------------------------------------------------------
+
+    def query(self, max_chars: Optional[int] = None) -> Optional[AtspiAnswer]:
+        """Describe the focused widget, or None when AT-SPI cannot tell
+        (nothing accessible is focused, or an application did not answer in
+        time).  Never raises."""
+        limit = self.max_chars if max_chars is None else max(0, max_chars)
+        try:
+            ref = self.focused_object()
+            if ref is None:
+                return None
+            return self._describe(ref, limit)
+        except AtspiCallError as exc:
+            if exc.timed_out and exc.bus_name:
+                self._mark_stalled(exc.bus_name)
+            log.debug("AT-SPI query failed: %s", exc)
+            return None
+        except Exception:  # noqa: BLE001 - an odd application must never crash the daemon
+            log.warning("AT-SPI query failed unexpectedly", exc_info=True)
+            return None
+
+    def focused_object(self) -> Optional[ObjectRef]:
+        """(bus name, path) of the focused accessible, or None."""
+        tracker = self._tracker
+        if tracker is not None:
+            ref = tracker.last()
+            if ref is not None and self._is_focused(ref):
+                return ref
+            generation = tracker.generation
+        else:
+            generation = 0
+        if self._walk_miss is not None:
+            miss_generation, when = self._walk_miss
+            if miss_generation == generation and time.monotonic() - when < self.WALK_MISS_TTL_S:
+                return None
+        ref = self._walk_for_focus(time.monotonic() + self.walk_budget)
+        if ref is None:
+            self._walk_miss = (generation, time.monotonic())
+        else:
+            self._walk_miss = None
+            if tracker is not None:
+                tracker.remember(ref)
+        return ref
+
+    def close(self) -> None:
+        if self._tracker is not None:
+            self._tracker.close()
+        self._bus.close()
+        if self._restore_toolkits is not None:
+            try:
+                set_toolkit_accessibility(self._restore_toolkits, self._session_bus)
+            except PlatformError as exc:
+                log.warning("could not restore the accessibility flag: %s", exc)
+            self._restore_toolkits = None
+
+    def __enter__(self) -> "AtspiFocus":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- one object ----------------------------------------------------------
+
+    def _describe(self, ref: ObjectRef, limit: int) -> AtspiAnswer:
+        bus_name, path = ref
+        role = int(self._bus.call(bus_name, path, ACCESSIBLE, "GetRole")[0])
+        try:
+            attributes = dict(self._bus.call(bus_name, path, ACCESSIBLE, "GetAttributes")[0])
+        except AtspiCallError:
+            attributes = {}
+        is_password = password_verdict(role, attributes)
+        app_name = self._app_name(bus_name)
+        if is_password:
+            return AtspiAnswer(True, None, None, app_name, ref)
+        text, caret = self._text_and_caret(bus_name, path, limit)
+        log.debug("AT-SPI focus role=%d app=%s chars=%s caret=%s", role, app_name,
+                  None if text is None else len(text), caret is not None)
+        return AtspiAnswer(is_password, text, caret, app_name, ref)
+
+    def _text_and_caret(self, bus_name: str, path: str, limit: int) -> tuple[Optional[str], Optional[Rect]]:
+        try:
+            offset = int(self._bus.get_property(bus_name, path, TEXT, "CaretOffset"))
+        except AtspiCallError:
+            return None, None  # no Text interface: not a text field
+        if offset < 0:
+            return None, None
+        start = max(0, offset - limit)
+        text = str(self._bus.call(bus_name, path, TEXT, "GetText", "ii", (start, offset))[0])
+        if len(text) > limit:  # an application that ignores the bounds
+            text = text[len(text) - limit:] if limit else ""
+        return text, self._caret_rect(bus_name, path, offset, text)
+
+    def _caret_rect(self, bus_name: str, path: str, offset: int, text: str) -> Optional[Rect]:
+        """The caret from character geometry: right after the character before
+        it, or at the character under it (after a newline, or at offset 0)."""
+
+        def extents(at: int) -> Optional[tuple[int, int, int, int]]:
+            try:
+                box = self._bus.call(bus_name, path, TEXT, "GetCharacterExtents", "iu",
+                                     (at, COORD_SCREEN))
+            except AtspiCallError:
+                return None
+            return tuple(int(v) for v in box) if len(box) == 4 else None  # type: ignore[return-value]
+
+        before = extents(offset - 1) if offset > 0 else None
+        at = extents(offset)
+        line_start = None
+        if text.endswith("\n") and not _usable(at):
+            # Caret at the start of an empty last line: below the line the
+            # newline ends, at the x where that line starts.
+            previous_line = text.rfind("\n", 0, len(text) - 1) + 1
+            line_start = extents(offset - len(text) + previous_line)
+        return caret_from_extents(before, at, text[-1:] or None, line_start)
+
+    # -- focus lookup ----------------------------------------------------------
+
+    def _state(self, bus_name: str, path: str) -> Sequence[int]:
+        return self._bus.call(bus_name, path, ACCESSIBLE, "GetState")[0]
+
+    def _mark_stalled(self, bus_name: str) -> None:
+        if len(self._stalled) >= 64:  # bounded; entries are short-lived anyway
+            self._stalled.clear()
+        self._stalled[bus_name] = time.monotonic() + self.STALL_BACKOFF_S
+
+    def _is_stalled(self, bus_name: str) -> bool:
+        until = self._stalled.get(bus_name)
+        if until is None:
+            return False
+        if time.monotonic() < until:
+            return True
+        del self._stalled[bus_name]
+        return False
+
+    def _is_focused(self, ref: ObjectRef) -> bool:
+        if self._is_stalled(ref[0]):
+            return False
+        try:
+            words = self._state(*ref)
+        except AtspiCallError as exc:
+            if exc.timed_out:
+                self._mark_stalled(ref[0])
+            return False
+        return C.has_state(words, C.STATE_FOCUSED) and not C.has_state(words, C.STATE_DEFUNCT)
+
+    def _children(self, bus_name: str, path: str) -> list[ObjectRef]:
+        return [(str(b), str(p)) for b, p in self._bus.call(bus_name, path, ACCESSIBLE, "GetChildren")[0]]
+
+    def _walk_for_focus(self, deadline: float) -> Optional[ObjectRef]:
+        """Depth-first search of the active windows for a FOCUSED object."""
+        try:
+            apps = self._children(REGISTRY_BUS, DESKTOP_PATH)
+        except AtspiCallError:
+            return None
+        budget = [self.WALK_MAX_NODES]
+        for app in apps:
+            if time.monotonic() > deadline:
+                return None
+            if self._is_stalled(app[0]):
+                continue
+            try:
+                windows = self._children(*app)
+            except AtspiCallError as exc:
+                if exc.timed_out:
+                    self._mark_stalled(app[0])
+                continue
+            for window in windows:
+                try:
+                    if not C.has_state(self._state(*window), C.STATE_ACTIVE):
+                        continue
+                except AtspiCallError:
+                    continue
+                found = self._search(window, deadline, budget)
+                if found is not None:
+                    return found
+        return None
+
+    def _search(self, root: ObjectRef, deadline: float, budget: list[int]) -> Optional[ObjectRef]:
+        stack: list[tuple[ObjectRef, int]] = [(root, 0)]
+        while stack:
+            if budget[0] <= 0 or time.monotonic() > deadline:
+                return None
+            ref, depth = stack.pop()
+            budget[0] -= 1
+            try:
+                words = self._state(*ref)
+                if C.has_state(words, C.STATE_FOCUSED):
+                    return ref
+                if depth >= self.WALK_MAX_DEPTH or (depth > 0 and not C.has_state(words, C.STATE_SHOWING)):
+                    continue
+                children = self._children(*ref)
+            except AtspiCallError:
+                continue
+            stack.extend((child, depth + 1) for child in reversed(children))
+        return None
+
+    def _app_name(self, bus_name: str) -> str:
+        name = self._app_names.get(bus_name)
+        if name is None:
+            try:
+                name = str(self._bus.get_property(bus_name, APP_ROOT_PATH, ACCESSIBLE, "Name"))
+            except AtspiCallError:
+                return ""
+            if len(self._app_names) >= 64:  # bounded: bus names are never reused
+                self._app_names.clear()
+            self._app_names[bus_name] = name
+        return name
+
+
+# -- pure helpers (unit-tested) ------------------------------------------------
+
+def password_verdict(role: int, attributes: Mapping[str, str]) -> Optional[bool]:
+    """Whether a widget with this role and these attributes holds a secret.
+
+    PASSWORD_TEXT is the standard marker (Qt maps every non-Normal
+    ``QLineEdit`` echo mode to it; GTK and browsers use it for password
+    inputs).  Some toolkits instead mark the input type in attributes.  A
+    terminal may be at a password prompt with echo off, which AT-SPI cannot
+    reveal, so it gets None ("cannot tell") rather than False.
+    """
+    if role == C.ROLE_PASSWORD_TEXT:
+        return True
+    for key, value in attributes.items():
+        if (str(key).strip().lower(), str(value).strip().lower()) in C.PASSWORD_ATTRIBUTES:
+            return True
+    if role == C.ROLE_TERMINAL:
+        return None
+    return False
+
+
+Extents = Optional[tuple[int, int, int, int]]
+
+
+def _usable(box: Extents) -> bool:
+    """Toolkits answer (0, 0, 0, 0) or negative sizes for offsets without a glyph."""
+    return box is not None and box[3] > 0 and box[2] >= 0
+
+
+def caret_from_extents(before: Extents, at: Extents, previous_char: Optional[str],
+                       line_start: Extents = None) -> Optional[Rect]:
+    """The caret rectangle from the boxes of the characters around it.
+
+    ``before`` is the box of the character before the caret, ``at`` the box of
+    the character after it, ``previous_char`` the character before the caret
+    (None at offset 0), ``line_start`` the box of the first character of the
+    line ending in ``previous_char`` when that is a newline.
+
+    The caret sits on the right edge of the previous character, except right
+    after a newline, where that edge is on the line above: then it sits on the
+    left edge of the next character, or, at the end of the text, one line
+    below the previous line's start.
+    """
+    after_newline = previous_char == "\n"
+    if _usable(before) and not after_newline:
+        x, y, w, h = before  # type: ignore[misc]
+        return Rect(x + w, y, 1, h)
+    if _usable(at):
+        x, y, _w, h = at  # type: ignore[misc]
+        return Rect(x, y, 1, h)
+    if after_newline and _usable(before):
+        x, y, _w, h = before  # type: ignore[misc]
+        left = line_start[0] if _usable(line_start) else x  # type: ignore[index]
+        return Rect(left, y + h, 1, h)
+    return None

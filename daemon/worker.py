@@ -1,0 +1,293 @@
+"""The suggestion worker: one thread that owns the decoder (and so the model).
+
+llama.cpp contexts are not thread-safe and decoding is the slow part, so all
+model work happens on this one thread, one request at a time.  Requests
+arrive on other threads (the keyboard listener, through the controller);
+only the newest matters:
+
+* ``submit`` replaces any request still waiting (newest wins), and the
+  request being decoded sees its cancel check turn true at the next decode
+  step (the decoder raises :class:`~daemon.cpc.lm.Cancelled` and leaves the
+  model's cache consistent);
+* a completion waits ``debounce_ms`` after its submission before it starts, so
+  a burst of keystrokes costs one decode, not one per key;
+* ``prefill`` (focus moved to a field whose text we know) warms the model's
+  cache with that text at once; any completion supersedes it.
+
+Results, partial and final, go to ``on_result(request_id, suggestion, final)``
+on this thread.  A decoder exception is logged without its message (it might
+quote typed text) and the worker carries on.  The decoder may be given ready
+made or as a factory that runs on this thread (loading a model takes seconds;
+``on_status`` reports ``loading`` / ``ready`` / ``error``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Callable, Optional, Protocol
+
+from daemon.cpc.lm import CancelCheck, Cancelled
+from daemon.cpc.suggestion import BeamParams, Suggestion
+
+log = logging.getLogger(__name__)
+
+ResultCallback = Callable[[int, Suggestion, bool], None]
+StatusCallback = Callable[[str, str], None]
+
+
+class DecoderLike(Protocol):
+    """What the worker needs of :class:`daemon.cpc.beam.Decoder`."""
+
+    def complete(
+        self,
+        text: str,
+        params: BeamParams,
+        cancel: Optional[CancelCheck] = None,
+        on_partial: Optional[Callable[[Suggestion], None]] = None,
+    ) -> Suggestion: ...
+
+    def prefill(self, text: str, params: BeamParams, cancel: Optional[CancelCheck] = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Job:
+    seq: int
+    kind: str  # "complete" | "prefill"
+    request_id: int
+    text: str
+    params: BeamParams
+    submitted: float
+
+    def __repr__(self) -> str:  # never show the text
+        return f"_Job({self.kind}, id={self.request_id}, chars={len(self.text)})"
+
+
+@dataclass
+class WorkerStats:
+    submitted: int = 0
+    completed: int = 0  #: final results delivered
+    cancelled: int = 0  #: started, then superseded
+    superseded: int = 0  #: replaced before they started
+    prefills: int = 0
+    errors: int = 0
+
+
+def describe_exception(exc: BaseException) -> str:
+    """Exception type and where it was raised, without its message (which
+    might quote the text being completed)."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
+    return f"{type(exc).__name__}{where}"
+
+
+class SuggestionWorker:
+    """Runs completions on its own thread; see the module docstring.
+
+    Thread-safety: every public method may be called from any thread.  The
+    callbacks run on the worker thread and must not block for long.
+    """
+
+    def __init__(
+        self,
+        decoder: Optional[DecoderLike] = None,
+        *,
+        decoder_factory: Optional[Callable[[], DecoderLike]] = None,
+        on_result: ResultCallback,
+        on_status: Optional[StatusCallback] = None,
+        debounce_ms: float = 15.0,
+        name: str = "ghosttype-worker",
+    ) -> None:
+        if (decoder is None) == (decoder_factory is None):
+            raise ValueError("give exactly one of decoder and decoder_factory")
+        self._decoder = decoder
+        self._factory = decoder_factory
+        self._on_result = on_result
+        self._on_status = on_status
+        self._debounce_s = max(0.0, float(debounce_ms)) / 1000.0
+        self._cond = threading.Condition()
+        self._job: Optional[_Job] = None
+        self._seq = 0  # sequence number of the newest job; running jobs compare against it
+        self._busy = False
+        self._loading = decoder is None
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.stats = WorkerStats()
+        self.load_error: Optional[str] = None
+
+    # ------------------------------------------------------------------ control
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> bool:
+        """Cancel everything and end the thread; True if it ended within
+        ``timeout`` seconds (a decode step in progress finishes first)."""
+        with self._cond:
+            self._stopping = True
+            self._seq += 1
+            self._job = None
+            self._cond.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def ready(self) -> bool:
+        """The decoder exists (loaded without error)."""
+        return self._decoder is not None
+
+    def set_debounce(self, debounce_ms: float) -> None:
+        with self._cond:
+            self._debounce_s = max(0.0, float(debounce_ms)) / 1000.0
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------------ requests
+
+    def submit(self, request_id: int, text: str, params: BeamParams) -> None:
+        """Ask for a completion of ``text``; supersedes every earlier request."""
+        self._post("complete", request_id, text, params)
+
+    def prefill(self, text: str, params: BeamParams) -> None:
+        """Warm the model's cache with ``text`` (no result); superseded by any
+        later request."""
+        self._post("prefill", -1, text, params)
+
+    def cancel(self) -> None:
+        """Drop the waiting request and cancel the running one."""
+        with self._cond:
+            self._seq += 1
+            if self._job is not None:
+                self.stats.superseded += 1
+            self._job = None
+            self._cond.notify_all()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Block until nothing is waiting or running (and the decoder has
+        loaded or failed); False on timeout.  For tests and benchmarks."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._job is not None or self._busy or self._loading:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._thread.is_alive():
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    def _post(self, kind: str, request_id: int, text: str, params: BeamParams) -> None:
+        with self._cond:
+            if self._stopping:
+                return
+            self._seq += 1
+            if self._job is not None:
+                self.stats.superseded += 1
+            self._job = _Job(self._seq, kind, request_id, text, params, time.monotonic())
+            self.stats.submitted += 1
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------------ the thread
+
+    def _run(self) -> None:
+        if self._decoder is None:
+            self._load()
+        while True:
+            job = self._next_job()
+            if job is None:
+                return
+            try:
+                self._execute(job)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+    def _load(self) -> None:
+        self._status("loading", "")
+        try:
+            assert self._factory is not None
+            self._decoder = self._factory()
+        except Exception as e:  # the daemon keeps running, disabled, and says why
+            self.load_error = (str(e).splitlines() or [type(e).__name__])[0]
+            log.error("model failed to load: %s", self.load_error)
+            self._status("error", self.load_error)
+        else:
+            self._status("ready", "")
+        finally:
+            with self._cond:
+                self._loading = False
+                self._cond.notify_all()
+
+    def _next_job(self) -> Optional[_Job]:
+        """Wait for a job and its debounce; None when stopping."""
+        with self._cond:
+            while True:
+                while self._job is None and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return None
+                job = self._job
+                assert job is not None
+                if job.kind == "complete":
+                    remaining = job.submitted + self._debounce_s - time.monotonic()
+                    if remaining > 0:
+                        self._cond.wait(remaining)
+                        continue  # re-check: a newer job or stop may have arrived
+                self._job = None
+                self._busy = True
+                return job
+
+    def _execute(self, job: _Job) -> None:
+        decoder = self._decoder
+        if decoder is None:  # the model failed to load: nothing to do
+            return
+
+        def cancel() -> bool:
+            return self._seq != job.seq
+
+        try:
+            if job.kind == "prefill":
+                decoder.prefill(job.text, job.params, cancel)
+                self.stats.prefills += 1
+                return
+
+            def partial(s: Suggestion) -> None:
+                if not cancel():
+                    self._deliver(job.request_id, s, False)
+
+            result = decoder.complete(job.text, job.params, cancel, partial)
+            if cancel():
+                self.stats.cancelled += 1
+                return
+            self.stats.completed += 1
+            self._deliver(job.request_id, result, True)
+        except Cancelled:
+            self.stats.cancelled += 1
+        except Exception as e:
+            self.stats.errors += 1
+            log.error("decoder failed on a %d-character request: %s", len(job.text), describe_exception(e))
+
+    def _deliver(self, request_id: int, s: Suggestion, final: bool) -> None:
+        try:
+            self._on_result(request_id, s, final)
+        except Exception as e:
+            log.error("result handler failed: %s", describe_exception(e))
+
+    def _status(self, state: str, message: str) -> None:
+        if self._on_status is None:
+            return
+        try:
+            self._on_status(state, message)
+        except Exception as e:
+            log.error("status handler failed: %s", describe_exception(e))
+
+    def __repr__(self) -> str:
+        return f"SuggestionWorker(ready={self.ready}, stats={self.stats})"
+
+
+__all__ = ["SuggestionWorker", "DecoderLike", "WorkerStats", "describe_exception"]

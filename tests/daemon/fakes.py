@@ -1,0 +1,150 @@
+"""In-memory stand-ins for the controller's collaborators (no Qt, no X)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+from daemon.cpc.lm import Cancelled
+from daemon.cpc.suggestion import BeamParams, Suggestion
+from daemon.platform.base import FocusState, Rect
+
+
+class FakeDecoder:
+    """A decoder whose answer is ``answer(text)``, computed in ``steps`` steps
+    of ``step_s`` seconds each, checking ``cancel`` between steps like the real
+    one.  ``partial=True`` streams the first half of the answer first."""
+
+    def __init__(self, answer: Callable[[str], str], steps: int = 2, step_s: float = 0.0,
+                 partial: bool = False, fail: Optional[Callable[[str], bool]] = None) -> None:
+        self.answer = answer
+        self.steps = steps
+        self.step_s = step_s
+        self.partial = partial
+        self.fail = fail
+        self.lock = threading.Lock()
+        self.started: list[str] = []
+        self.finished: list[str] = []
+        self.cancelled: list[str] = []
+        self.prefilled: list[str] = []
+
+    def complete(self, text, params, cancel=None, on_partial=None) -> Suggestion:
+        with self.lock:
+            self.started.append(text)
+        if self.fail is not None and self.fail(text):
+            raise RuntimeError("decoder exploded on " + text)  # message must never be logged
+        out = self.answer(text)
+        for i in range(self.steps):
+            if cancel is not None and cancel():
+                with self.lock:
+                    self.cancelled.append(text)
+                raise Cancelled()
+            if self.step_s:
+                time.sleep(self.step_s)
+            if i == 0 and self.partial and on_partial is not None and len(out) > 1:
+                on_partial(Suggestion(out[: len(out) // 2], 0.5))
+        with self.lock:
+            self.finished.append(text)
+        return Suggestion(out, 0.9)
+
+    def prefill(self, text, params, cancel=None) -> None:
+        with self.lock:
+            self.prefilled.append(text)
+
+
+class RecordingSink:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.events: list[tuple] = []
+        self.visible = ""
+        self.status: tuple[str, str] = ("", "")
+
+    def show(self, text: str, caret: Optional[Rect]) -> None:
+        with self.lock:
+            self.events.append(("show", text, caret))
+            self.visible = text
+
+    def hide(self) -> None:
+        with self.lock:
+            self.events.append(("hide",))
+            self.visible = ""
+
+    def set_status(self, state: str, message: str) -> None:
+        with self.lock:
+            self.events.append(("status", state, message))
+            self.status = (state, message)
+
+
+class FakeSuppressor:
+    def __init__(self) -> None:
+        self.armed = False
+        self.on_key: Optional[Callable[[str], None]] = None
+        self.arms = 0
+
+    def arm(self, on_key: Callable[[str], None]) -> None:
+        assert not self.armed, "armed twice"
+        self.armed = True
+        self.on_key = on_key
+        self.arms += 1
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def close(self) -> None:
+        self.armed = False
+
+    def press(self, name: str) -> bool:
+        """A physical press: swallowed (and reported) only while armed."""
+        if self.armed and self.on_key is not None:
+            self.on_key(name)
+            return True
+        return False
+
+
+class FakeInjector:
+    def __init__(self) -> None:
+        self.typed: list[str] = []
+        self.echo: Optional[Callable[[str], None]] = None  # called with the text, as a listener would see it
+
+    def type_text(self, text: str) -> None:
+        self.typed.append(text)
+        if self.echo is not None:
+            self.echo(text)
+
+
+class FakeFocus:
+    def __init__(self, state: FocusState = FocusState(app_id="editor", window_id=1, is_password=False)) -> None:
+        self.state = state
+        self.queries = 0
+
+    def current(self) -> FocusState:
+        self.queries += 1
+        return self.state
+
+
+class ManualWorker:
+    """Records requests; the test delivers results by hand (deterministic)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[int, str]] = []
+        self.prefills: list[str] = []
+        self.cancels = 0
+        self.debounce_ms = None
+        self.ready = True
+
+    def submit(self, request_id: int, text: str, params: BeamParams) -> None:
+        self.requests.append((request_id, text))
+
+    def prefill(self, text: str, params: BeamParams) -> None:
+        self.prefills.append(text)
+
+    def cancel(self) -> None:
+        self.cancels += 1
+
+    def set_debounce(self, debounce_ms: float) -> None:
+        self.debounce_ms = debounce_ms
+
+    @property
+    def last(self) -> tuple[int, str]:
+        return self.requests[-1]

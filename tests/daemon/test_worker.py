@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from daemon.cpc.suggestion import BeamParams
+from daemon.worker import SuggestionWorker
+from tests.daemon.fakes import FakeDecoder
+
+P = BeamParams()
+
+
+class Results:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: list[tuple[int, str, bool]] = []
+
+    def __call__(self, rid, s, final) -> None:
+        with self.lock:
+            self.items.append((rid, s.text, final))
+
+    def finals(self):
+        with self.lock:
+            return [(r, t) for r, t, f in self.items if f]
+
+
+@pytest.fixture
+def make():
+    workers = []
+
+    def _make(decoder=None, **kw):
+        res = Results()
+        w = SuggestionWorker(decoder, on_result=res, **kw)
+        w.start()
+        workers.append(w)
+        return w, res
+
+    yield _make
+    for w in workers:
+        assert w.stop(timeout=2.0)
+
+
+def test_result_and_partial(make):
+    dec = FakeDecoder(lambda t: t.upper(), partial=True)
+    w, res = make(dec, debounce_ms=0)
+    w.submit(1, "abcd", P)
+    assert w.wait_idle(5)
+    assert res.items == [(1, "AB", False), (1, "ABCD", True)]
+
+
+def test_newest_wins_and_stale_is_cancelled(make):
+    dec = FakeDecoder(lambda t: "<" + t + ">", steps=20, step_s=0.01)
+    w, res = make(dec, debounce_ms=30)  # request 2 cannot start before 3 replaces it
+    w.submit(1, "one", P)
+    deadline = time.monotonic() + 2
+    while not dec.started and time.monotonic() < deadline:
+        time.sleep(0.001)
+    w.submit(2, "two", P)
+    w.submit(3, "three", P)  # replaces 2 before it starts
+    assert w.wait_idle(5)
+    assert res.finals() == [(3, "<three>")]
+    assert dec.cancelled == ["one"]
+    assert "two" not in dec.started
+    assert w.stats.cancelled == 1 and w.stats.superseded >= 1
+
+
+def test_debounce_coalesces_a_burst(make):
+    dec = FakeDecoder(lambda t: t)
+    w, res = make(dec, debounce_ms=80)
+    for i, text in enumerate(["a", "ab", "abc", "abcd"], 1):
+        w.submit(i, text, P)
+        time.sleep(0.01)
+    assert w.wait_idle(5)
+    assert dec.started == ["abcd"]
+    assert res.finals() == [(4, "abcd")]
+
+
+def test_debounce_delays_start(make):
+    dec = FakeDecoder(lambda t: t)
+    w, res = make(dec, debounce_ms=100)
+    t0 = time.monotonic()
+    w.submit(1, "x", P)
+    assert w.wait_idle(5)
+    assert time.monotonic() - t0 >= 0.095
+
+
+def test_errors_are_logged_without_text_and_worker_survives(make, caplog):
+    dec = FakeDecoder(lambda t: t + "!", fail=lambda t: t == "secret words")
+    w, res = make(dec, debounce_ms=0)
+    with caplog.at_level(logging.DEBUG):
+        w.submit(1, "secret words", P)
+        assert w.wait_idle(5)
+        w.submit(2, "fine", P)
+        assert w.wait_idle(5)
+    assert res.finals() == [(2, "fine!")]
+    assert w.stats.errors == 1
+    assert "RuntimeError" in caplog.text
+    assert "secret" not in caplog.text and "exploded" not in caplog.text
+
+
+def test_cancel_drops_running_work(make):
+    dec = FakeDecoder(lambda t: t, steps=50, step_s=0.01)
+    w, res = make(dec, debounce_ms=0)
+    w.submit(1, "abc", P)
+    while not dec.started:
+        time.sleep(0.001)
+    w.cancel()
+    assert w.wait_idle(5)
+    assert res.items == [] and dec.cancelled == ["abc"]
+
+
+def test_prefill_warms_the_decoder(make):
+    dec = FakeDecoder(lambda t: t)
+    w, res = make(dec, debounce_ms=0)
+    w.prefill("context", P)
+    assert w.wait_idle(5)
+    assert dec.prefilled == ["context"]
+
+
+def test_factory_loads_on_the_worker_thread_and_reports_status():
+    statuses = []
+    threads = []
+
+    def factory():
+        threads.append(threading.current_thread().name)
+        time.sleep(0.05)
+        return FakeDecoder(lambda t: t)
+
+    res = Results()
+    w = SuggestionWorker(decoder_factory=factory, on_result=res, on_status=lambda s, m: statuses.append(s),
+                         debounce_ms=0, name="gt-worker")
+    w.start()
+    w.submit(1, "queued while loading", P)
+    assert w.wait_idle(5)
+    assert threads == ["gt-worker"] and statuses == ["loading", "ready"]
+    assert res.finals() == [(1, "queued while loading")]
+    assert w.stop()
+
+
+def test_failed_load_reports_error_and_keeps_running():
+    statuses = []
+
+    def factory():
+        raise OSError("model file missing: /x.gguf\nmore detail")
+
+    w = SuggestionWorker(decoder_factory=factory, on_result=lambda *a: None,
+                         on_status=lambda s, m: statuses.append((s, m)), debounce_ms=0)
+    w.start()
+    assert w.wait_idle(5)
+    assert statuses[-1] == ("error", "model file missing: /x.gguf")
+    w.submit(1, "x", P)
+    assert w.wait_idle(5) and w.is_alive() and not w.ready
+    assert w.stop()
+
+
+def test_stop_is_bounded_while_decoding():
+    dec = FakeDecoder(lambda t: t, steps=10_000, step_s=0.01)
+    w = SuggestionWorker(dec, on_result=lambda *a: None, debounce_ms=0)
+    w.start()
+    w.submit(1, "x", P)
+    while not dec.started:
+        time.sleep(0.001)
+    t0 = time.monotonic()
+    assert w.stop(timeout=2.0)
+    assert time.monotonic() - t0 < 0.5
+
+
+def test_result_callback_exception_does_not_kill_the_worker(make):
+    calls = []
+
+    def bad(rid, s, final):
+        calls.append(rid)
+        raise ValueError("boom")
+
+    w = SuggestionWorker(FakeDecoder(lambda t: t), on_result=bad, debounce_ms=0)
+    w.start()
+    w.submit(1, "a", P)
+    assert w.wait_idle(5)
+    w.submit(2, "b", P)
+    assert w.wait_idle(5)
+    assert calls == [1, 2]
+    assert w.stop()
+
+
+def test_needs_exactly_one_decoder_source():
+    with pytest.raises(ValueError):
+        SuggestionWorker(on_result=lambda *a: None)

@@ -1,0 +1,114 @@
+"""A small PyQt6 window with three text fields, for accessibility and typing tests.
+
+The fields are a normal ``QLineEdit`` (objectName/accessibleName ``normal``), a
+password-mode ``QLineEdit`` (``password``, ``EchoMode.Password``) and a
+``QPlainTextEdit`` (``editor``).  The normal field has keyboard focus at start,
+so a test can type into it right away; Tab moves to the password field (the
+editor keeps Tab as a character, as text editors do).
+
+With ``--state FILE`` the app writes a JSON snapshot after every edit and every
+focus change: each field's text, its screen rectangle and which field has focus.
+Tests read it to check what was typed and where the fields are, without
+depending on accessibility (which is what they are testing).  The file is
+replaced atomically so a reader never sees half a snapshot.
+
+Run: ``python3 qt_fields.py [--state FILE] [--title TITLE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from PyQt6.QtWidgets import (
+    QApplication,
+    QFormLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QWidget,
+)
+
+
+class FieldsWindow(QWidget):
+    """The test window; ``snapshot()`` describes its fields."""
+
+    def __init__(self, state_path: Path | None, title: str) -> None:
+        super().__init__()
+        self.setObjectName("qt_fields")
+        self.setWindowTitle(title)
+        self._state_path = state_path
+
+        self.normal = QLineEdit(self)
+        self.password = QLineEdit(self)
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.editor = QPlainTextEdit(self)
+        self.editor.setTabChangesFocus(False)
+
+        layout = QFormLayout(self)
+        for name, widget in (("normal", self.normal), ("password", self.password),
+                             ("editor", self.editor)):
+            widget.setObjectName(name)
+            widget.setAccessibleName(name)
+            layout.addRow(name, widget)
+        self.resize(520, 300)
+
+        self.normal.textChanged.connect(self.write_state)
+        self.password.textChanged.connect(self.write_state)
+        self.editor.textChanged.connect(self.write_state)
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        app.focusChanged.connect(lambda _old, _new: self.write_state())
+
+    def fields(self) -> dict[str, QWidget]:
+        return {"normal": self.normal, "password": self.password, "editor": self.editor}
+
+    def snapshot(self) -> dict:
+        """Texts, screen rectangles (logical pixels) and the focused field."""
+        out: dict = {"focus": None, "fields": {}}
+        focus = QApplication.focusWidget()
+        for name, widget in self.fields().items():
+            top_left = widget.mapToGlobal(widget.rect().topLeft())
+            text = widget.toPlainText() if isinstance(widget, QPlainTextEdit) else widget.text()
+            out["fields"][name] = {
+                "text": text,
+                "rect": [top_left.x(), top_left.y(), widget.width(), widget.height()],
+            }
+            if widget is focus:
+                out["focus"] = name
+        return out
+
+    def write_state(self) -> None:
+        if self._state_path is None:
+            return
+        tmp = self._state_path.with_name(self._state_path.name + ".tmp")
+        tmp.write_text(json.dumps(self.snapshot()), encoding="utf-8")
+        os.replace(tmp, self._state_path)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        super().showEvent(event)
+        self.write_state()
+
+    def moveEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        super().moveEvent(event)
+        self.write_state()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--state", type=Path, help="write a JSON snapshot here after every change")
+    parser.add_argument("--title", default="qt_fields", help="window title")
+    args, qt_args = parser.parse_known_args(argv)
+    app = QApplication([sys.argv[0], *qt_args])
+    app.setApplicationName("qt_fields")
+    app.setDesktopFileName("qt_fields")
+    window = FieldsWindow(args.state, args.title)
+    window.show()
+    window.normal.setFocus()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,298 @@
+"""AT-SPI against a real Qt application on a private X server and buses.
+
+Each test gets a fresh Xvfb, a private D-Bus session bus (its own HOME and
+XDG dirs, so the accessibility bus that D-Bus activation starts is private
+too) and the PyQt6 test app ``apps/qt_fields.py`` with accessibility forced
+on.  Keys are typed with xdotool (XTest), exactly as a user's keyboard would.
+
+Skipped, with the reason, when Xvfb, xdotool, dbus-daemon or at-spi2-core
+are missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from jeepney import DBusAddress, Properties
+from jeepney.io.blocking import open_dbus_connection
+
+from daemon.platform.atspi import AtspiAnswer, AtspiFocus
+from daemon.platform.atspi_bus import accessibility_bus_address
+from daemon.platform.atspi_focus_tracker import FocusTracker
+from daemon.platform.base import PlatformError, Rect
+from tests.e2e.xserver import App, start_app, wait_until, x_env, xdotool, xvfb  # noqa: F401
+
+pytestmark = pytest.mark.e2e
+
+APP = Path(__file__).parent / "apps" / "qt_fields.py"
+
+
+@dataclass
+class A11ySession:
+    """A private session bus on a test display; ``env`` is for child apps."""
+
+    display: str
+    address: str
+    env: dict[str, str]
+    tmp: Path
+
+
+@pytest.fixture
+def a11y(xvfb: str, tmp_path: Path) -> Iterator[A11ySession]:
+    binary = shutil.which("dbus-daemon")
+    if binary is None:
+        pytest.skip("dbus-daemon is not installed (Debian package dbus)")
+    home = tmp_path / "home"
+    runtime = tmp_path / "run"
+    for d in (home, runtime):
+        d.mkdir(mode=0o700)
+    env = x_env(xvfb, HOME=str(home), XDG_RUNTIME_DIR=str(runtime),
+                XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config"))
+    for key in ("DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS"):
+        env.pop(key, None)
+    bus = subprocess.Popen([binary, "--session", "--nofork", "--print-address=1"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        ready, _, _ = select.select([bus.stdout], [], [], 10)
+        if not ready:
+            pytest.fail("dbus-daemon did not print its address")
+        address = bus.stdout.readline().decode().strip()  # type: ignore[union-attr]
+        try:
+            accessibility_bus_address(address, timeout=5)
+        except PlatformError as exc:
+            pytest.skip(f"no AT-SPI accessibility bus (Debian package at-spi2-core): {exc}")
+        env.update(DBUS_SESSION_BUS_ADDRESS=address, QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1",
+                   QT_QPA_PLATFORM="xcb")
+        yield A11ySession(xvfb, address, env, tmp_path)
+    finally:
+        # The bus launcher and registry are activated children of dbus-daemon
+        # and share its process group.
+        try:
+            os.killpg(bus.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        bus.wait(timeout=5)
+
+
+def start_fields_app(session: A11ySession) -> tuple[App, Path]:
+    state = session.tmp / "state.json"
+    app = start_app(session.display, [sys.executable, str(APP), "--state", str(state)],
+                    wm_class="qt_fields", env=session.env)
+    xdotool(session.display, "windowfocus", "--sync", str(app.window))
+    assert wait_until(lambda: read_state(state).get("focus") == "normal", timeout=10), \
+        "the normal field never got keyboard focus"
+    return app, state
+
+
+def read_state(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def field_rect(state: Path, name: str) -> Rect:
+    x, y, w, h = read_state(state)["fields"][name]["rect"]
+    return Rect(x, y, w, h)
+
+
+def window_rect(display: str, window: int) -> Rect:
+    out = xdotool(display, "getwindowgeometry", "--shell", str(window))
+    values = dict(line.split("=", 1) for line in out.split() if "=" in line)
+    return Rect(int(values["X"]), int(values["Y"]), int(values["WIDTH"]), int(values["HEIGHT"]))
+
+
+def inside(inner: Rect, outer: Rect) -> bool:
+    return (outer.x <= inner.x and inner.x + inner.width <= outer.x + outer.width
+            and outer.y <= inner.y and inner.y + inner.height <= outer.y + outer.height)
+
+
+def type_and_wait(session: A11ySession, state: Path, field: str, text: str) -> None:
+    xdotool(session.display, "type", "--delay", "20", text)
+    assert wait_until(lambda: read_state(state)["fields"][field]["text"].endswith(text), timeout=10), \
+        f"{field} holds {read_state(state)['fields'][field]['text']!r}, expected it to end with {text!r}"
+
+
+def query_until(focus: AtspiFocus, predicate, timeout: float = 5.0) -> AtspiAnswer | None:
+    """Query until the answer satisfies ``predicate`` (events and edits reach
+    the bus asynchronously); return the last answer."""
+    answer = None
+
+    def probe() -> bool:
+        nonlocal answer
+        answer = focus.query()
+        return answer is not None and predicate(answer)
+
+    wait_until(probe, timeout=timeout)
+    return answer
+
+
+def test_normal_field_text_caret_and_password_flag(a11y: A11ySession) -> None:
+    app, state = start_fields_app(a11y)
+    with AtspiFocus(session_bus=a11y.address) as focus:
+        typed = "Hello world, this is ghosttype"
+        type_and_wait(a11y, state, "normal", typed)
+        answer = query_until(focus, lambda a: a.text_before_caret == typed)
+        assert answer is not None
+        assert answer.is_password is False
+        assert answer.text_before_caret == typed
+        assert answer.app_name == "qt_fields"
+        assert answer.caret is not None
+        assert inside(answer.caret, field_rect(state, "normal")), (answer.caret, field_rect(state, "normal"))
+        assert inside(answer.caret, window_rect(a11y.display, app.window))
+        # The caret sits after the text: right of where an empty field's caret is.
+        xdotool(a11y.display, "key", "Home")
+        home = query_until(focus, lambda a: a.text_before_caret == "")
+        assert home is not None and home.caret is not None
+        assert home.caret.x < answer.caret.x
+
+        # Tab moves focus to the password field: the focus event reaches us and
+        # the field is reported as a password, its text never read.
+        normal_ref = answer.object_ref
+        xdotool(a11y.display, "key", "Tab")
+        assert wait_until(lambda: read_state(state).get("focus") == "password", timeout=5)
+        type_and_wait(a11y, state, "password", "s3cret")
+        secret = query_until(focus, lambda a: a.object_ref != normal_ref)
+        assert secret is not None
+        assert secret.is_password is True
+        assert secret.text_before_caret is None
+        assert secret.object_ref != normal_ref
+
+
+def test_bounded_context_and_multiline_editor(a11y: A11ySession) -> None:
+    _app, state = start_fields_app(a11y)
+    xdotool(a11y.display, "key", "Tab", "Tab")  # normal -> password -> editor
+    assert wait_until(lambda: read_state(state).get("focus") == "editor", timeout=5)
+    with AtspiFocus(session_bus=a11y.address, max_chars=8) as focus:
+        # Non-ASCII on purpose.  xdotool occasionally drops a character it has
+        # to remap onto a spare keycode, so compare with what the app holds.
+        xdotool(a11y.display, "type", "--delay", "20", "fïrst líne")
+        xdotool(a11y.display, "key", "Return")
+        type_and_wait(a11y, state, "editor", "second")
+        held = read_state(state)["fields"]["editor"]["text"]
+        assert held.endswith("\nsecond") and len(held) > 8
+        answer = query_until(focus, lambda a: (a.text_before_caret or "").endswith("second"))
+        assert answer is not None and answer.is_password is False
+        assert answer.text_before_caret == held[-8:] == "e\nsecond"  # the last 8 characters
+        full = focus.query(max_chars=100)
+        assert full is not None and full.text_before_caret == held
+        assert full.caret is not None and inside(full.caret, field_rect(state, "editor"))
+
+
+def test_finds_focus_set_before_start_by_walking_the_tree(a11y: A11ySession) -> None:
+    _app, state = start_fields_app(a11y)
+    type_and_wait(a11y, state, "normal", "abc")
+    # No focus event will arrive: the field was focused before we connected.
+    with AtspiFocus(session_bus=a11y.address, track_events=False) as focus:
+        answer = query_until(focus, lambda a: a.text_before_caret == "abc")
+        assert answer is not None and answer.is_password is False
+        assert answer.text_before_caret == "abc"
+
+
+def test_focus_tracker_follows_focus_events(a11y: A11ySession) -> None:
+    _app, state = start_fields_app(a11y)
+    address = accessibility_bus_address(a11y.address)
+    tracker = FocusTracker(address)
+    try:
+        assert tracker.last() is None  # focus was set before it registered
+        with AtspiFocus(session_bus=a11y.address, track_events=False) as probe:
+            normal = probe.focused_object()
+            assert normal is not None
+            xdotool(a11y.display, "key", "Tab")
+            assert wait_until(lambda: tracker.last() not in (None, normal), timeout=5)
+            password = tracker.last()
+            answer = probe.query()
+            assert answer is not None and answer.object_ref == password and answer.is_password is True
+            xdotool(a11y.display, "key", "shift+Tab")
+            assert wait_until(lambda: tracker.last() == normal, timeout=5)
+        assert tracker.generation >= 3  # focus lost + gained events were counted
+        assert tracker.is_alive()
+    finally:
+        tracker.close()
+    assert not tracker.is_alive()
+
+
+def test_query_latency(a11y: A11ySession) -> None:
+    _app, state = start_fields_app(a11y)
+    type_and_wait(a11y, state, "normal", "latency probe")
+    with AtspiFocus(session_bus=a11y.address) as focus:
+        assert query_until(focus, lambda a: a.text_before_caret == "latency probe") is not None
+        times = []
+        for _ in range(40):
+            start = time.perf_counter()
+            answer = focus.query()
+            times.append(time.perf_counter() - start)
+            assert answer is not None and answer.text_before_caret == "latency probe"
+        median = statistics.median(times)
+        print(f"AT-SPI query latency: median {median * 1e3:.2f} ms, max {max(times) * 1e3:.2f} ms")
+        assert median < 0.05
+
+
+def test_hung_application_costs_a_bounded_time_and_recovers(a11y: A11ySession) -> None:
+    app, state = start_fields_app(a11y)
+    type_and_wait(a11y, state, "normal", "alive")
+    with AtspiFocus(session_bus=a11y.address, call_timeout=0.08) as focus:
+        assert query_until(focus, lambda a: a.text_before_caret == "alive") is not None
+        os.kill(app.process.pid, signal.SIGSTOP)
+        try:
+            times = []
+            for _ in range(4):
+                start = time.perf_counter()
+                assert focus.query() is None
+                times.append(time.perf_counter() - start)
+            print("AT-SPI queries with a hung app: " + ", ".join(f"{t * 1e3:.0f} ms" for t in times))
+            assert times[0] < 0.6
+            # Once it has timed out, the hung app is left alone for a while.
+            assert max(times[1:]) < 0.05
+        finally:
+            os.kill(app.process.pid, signal.SIGCONT)
+        # Late replies from the stopped app must not confuse later calls.
+        answer = query_until(focus, lambda a: a.text_before_caret == "alive")
+        assert answer is not None and answer.text_before_caret == "alive"
+
+
+def accessibility_flag(address: str) -> bool:
+    session = open_dbus_connection(address)
+    try:
+        status = DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Status")
+        return bool(session.send_and_get_reply(Properties(status).get("IsEnabled"), timeout=2).body[0][1])
+    finally:
+        session.close()
+
+
+def test_enable_toolkits_sets_and_restores_the_session_flag(a11y: A11ySession) -> None:
+    # A Qt app started without QT_LINUX_ACCESSIBILITY_ALWAYS_ON, as users start them.
+    env = dict(a11y.env)
+    env.pop("QT_LINUX_ACCESSIBILITY_ALWAYS_ON")
+    state = a11y.tmp / "state.json"
+    app = start_app(a11y.display, [sys.executable, str(APP), "--state", str(state)],
+                    wm_class="qt_fields", env=env)
+    xdotool(a11y.display, "windowfocus", "--sync", str(app.window))
+    assert wait_until(lambda: read_state(state).get("focus") == "normal", timeout=10)
+    type_and_wait(a11y, state, "normal", "plain")
+    assert accessibility_flag(a11y.address) is False
+    with AtspiFocus(session_bus=a11y.address, enable_toolkits=True) as focus:
+        assert accessibility_flag(a11y.address) is True
+        answer = query_until(focus, lambda a: a.text_before_caret == "plain", timeout=10)
+        assert answer is not None and answer.text_before_caret == "plain"
+    assert accessibility_flag(a11y.address) is False
+
+
+def test_missing_buses_raise_platform_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    with pytest.raises(PlatformError, match="session bus"):
+        AtspiFocus()
+    with pytest.raises(PlatformError, match="session bus"):
+        AtspiFocus(session_bus=f"unix:path={tmp_path / 'no-such-bus'}")

@@ -1,0 +1,135 @@
+"""``ghosttype eval`` end to end on the real SmolLM2 model: quality JSON schema,
+replay JSON schema, the vocabulary benchmark, and error exits.  Small runs (a
+few offsets, 4 tokens) so the file takes seconds, not minutes."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from daemon.evaluation.metrics import gets_next_word, matched_chars
+from daemon.evaluation.offsets import choose_offsets
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TEXT = (
+    "Vim is a text editor. To start editing a file, type vim followed by the name of the file.\n"
+    "When you want to leave the editor, press Escape and type a colon followed by quit.\n"
+    "The insert command lets you type new text; the normal mode lets you move around.\n"
+)
+CASE_KEYS = {"offset", "strategy", "suggestion", "reference", "matched", "confidence", "suppressed", "ms"}
+SUMMARY_KEYS = {"mean_matched", "median_matched", "word_completion", "n"}
+
+
+def ghosttype(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", *args],
+        input="", capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="module")
+def text_file(tmp_path_factory: pytest.TempPathFactory, smol_model_path: pathlib.Path) -> pathlib.Path:
+    pytest.importorskip("llama_cpp")
+    path = tmp_path_factory.mktemp("eval") / "sample.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    return path
+
+
+def test_quality_json_schema_and_scores(text_file, tmp_path):
+    out_json = tmp_path / "q.json"
+    out = ghosttype(
+        "eval", str(text_file), "--strategies", "naive,heal,cpc2", "--offsets", "3",
+        "--kind", "mid", "--seed", "1", "--max-tokens", "4", "--json", str(out_json),
+    )
+    assert out.returncode == 0, out.stderr
+    for name in ("naive", "heal", "cpc2", "mean matched", "word compl."):
+        assert name in out.stdout
+    obj = json.loads(out_json.read_text(encoding="utf-8"))
+    offsets = choose_offsets(TEXT, 3, "mid", 1)
+    assert len(obj["cases"]) == 3 * 3
+    for case in obj["cases"]:
+        assert CASE_KEYS <= set(case)
+        assert case["offset"] in offsets
+        assert TEXT[case["offset"] :].startswith(case["reference"])
+        assert case["matched"] == matched_chars(case["suggestion"], case["reference"])
+        assert case["next_word"] == gets_next_word(case["suggestion"], TEXT[case["offset"] :])
+        assert case["ms"] > 0 and 0.0 <= case["confidence"] <= 1.0
+    assert set(obj["summary"]) == {"naive", "heal", "cpc2"}
+    for name, s in obj["summary"].items():
+        rows = [c for c in obj["cases"] if c["strategy"] == name]
+        assert SUMMARY_KEYS <= set(s) and s["n"] == 3
+        assert s["mean_matched"] == pytest.approx(sum(c["matched"] for c in rows) / 3)
+        assert 0.0 <= s["word_completion"] <= 1.0
+    assert obj["runs"][0]["file"] == "sample.txt" and obj["runs"][0]["summary"] == obj["summary"]
+
+
+def test_quality_is_deterministic(text_file, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for path in (a, b):
+        out = ghosttype("eval", str(text_file), "--strategies", "cpc1", "--offsets", "2",
+                        "--max-tokens", "3", "--json", str(path))
+        assert out.returncode == 0, out.stderr
+    strip = lambda o: [(c["offset"], c["suggestion"]) for c in o["cases"]]  # noqa: E731
+    assert strip(json.loads(a.read_text())) == strip(json.loads(b.read_text()))
+
+
+def test_replay_json_schema(text_file, tmp_path):
+    out_json = tmp_path / "r.json"
+    out = ghosttype("eval", str(text_file), "--replay", "--chars", "12", "--max-tokens", "4",
+                    "--context-chars", "200", "--json", str(out_json))
+    assert out.returncode == 0, out.stderr
+    obj = json.loads(out_json.read_text(encoding="utf-8"))
+    assert set(obj["replay"]) == {"cpc2", "naive"}
+    for stats in obj["replay"].values():
+        assert {"p50_ms", "p95_ms", "calls_per_key", "prompt_tokens_reeval_midword"} <= set(stats)
+        assert stats["keys"] == 12 and stats["model_keys"] + stats["typed_through"] == 12
+        assert 0 <= stats["p50_ms"] <= stats["p95_ms"]
+        assert stats["calls_per_key"] > 0 and stats["tokens_per_key"] > 0
+    assert obj["ratio_p50"] == pytest.approx(
+        obj["replay"]["cpc2"]["p50_ms"] / obj["replay"]["naive"]["p50_ms"], rel=1e-6
+    )
+    assert "p50" in out.stdout and "ratio" in out.stdout
+    assert obj["runs"][0]["preload_chars"] == 200 - 12
+
+
+def test_vocab_bench_runs(text_file, tmp_path):
+    out_json = tmp_path / "v.json"
+    out = ghosttype("eval", str(text_file), "--vocab-bench", "--model", "smollm2", "--json", str(out_json))
+    assert out.returncode == 0, out.stderr
+    obj = json.loads(out_json.read_text(encoding="utf-8"))
+    (res,) = obj["vocab"]
+    assert res["model"] == "smollm2" and res["n_vocab"] > 40000 and res["remainders"] > 0
+    inputs = {(r["lookup"], r["inputs"]) for r in res["rows"]}
+    for lookup in ("prefixes_of", "starting_with"):
+        assert {(lookup, "sampled"), (lookup, "b' '"), (lookup, "b'e'"), (lookup, "b'\\n'")} <= inputs
+    for r in res["rows"]:
+        assert 0 < r["p50_us"] <= r["p99_us"] <= r["max_us"]
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--strategies", "naive,beam3"], "strategy"),
+        (["--strategies", "cpc0"], "strategy"),
+        (["--kind", "middle"], "kind"),
+        (["--offsets", "0"], "offsets"),
+        (["--model", "/nonexistent.gguf"], "model"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(text_file, args, needle):
+    out = ghosttype("eval", str(text_file), *args)
+    assert out.returncode == 2, out.stdout + out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in out.stderr
+
+
+def test_missing_file_is_one_line_and_exit_2(tmp_path):
+    out = ghosttype("eval", str(tmp_path / "missing.txt"))
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and "missing.txt" in out.stderr

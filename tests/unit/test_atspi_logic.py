@@ -1,0 +1,86 @@
+"""The pure parts of the AT-SPI adapter: state bits, password verdict, caret geometry."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from daemon.platform import atspi_constants as C
+from daemon.platform.atspi import caret_from_extents, password_verdict
+from daemon.platform.base import Rect
+
+words = st.lists(st.integers(0, 2**32 - 1), min_size=0, max_size=3)
+
+
+@given(words, st.integers(0, 95))
+def test_has_state_matches_the_64_bit_set(ws: list[int], state: int) -> None:
+    as_int = sum(w << (32 * i) for i, w in enumerate(ws))
+    assert C.has_state(ws, state) == bool(as_int >> state & 1)
+
+
+def test_has_state_on_a_real_qt_reply() -> None:
+    # A focused, editable, single-line QLineEdit as Qt 6 reports it.
+    ws = [0x43001980, 0]
+    assert C.has_state(ws, C.STATE_FOCUSED)
+    assert C.has_state(ws, C.STATE_EDITABLE)
+    assert C.has_state(ws, C.STATE_SHOWING)
+    assert not C.has_state(ws, C.STATE_ACTIVE)
+
+
+def test_password_role_and_attributes() -> None:
+    assert password_verdict(C.ROLE_PASSWORD_TEXT, {}) is True
+    assert password_verdict(C.ROLE_ENTRY, {}) is False
+    assert password_verdict(C.ROLE_ENTRY, {"text-input-type": "Password"}) is True
+    assert password_verdict(C.ROLE_ENTRY, {"input-type": "password "}) is True
+    assert password_verdict(C.ROLE_ENTRY, {"text-input-type": "email"}) is False
+    assert password_verdict(C.ROLE_TERMINAL, {}) is None
+    assert password_verdict(C.ROLE_TERMINAL, {"input-type": "password"}) is True
+
+
+@given(st.integers(C.ROLE_PASSWORD_TEXT + 1, 200), st.dictionaries(st.text(max_size=8), st.text(max_size=8)))
+def test_password_verdict_oracle(role: int, attributes: dict[str, str]) -> None:
+    marked = any((k.strip().lower(), v.strip().lower()) in C.PASSWORD_ATTRIBUTES
+                 for k, v in attributes.items())
+    expected = True if marked else (None if role == C.ROLE_TERMINAL else False)
+    assert password_verdict(role, attributes) is expected
+
+
+def test_caret_after_a_character() -> None:
+    assert caret_from_extents((10, 20, 7, 14), None, "a") == Rect(17, 20, 1, 14)
+
+
+def test_caret_at_start_uses_the_next_character() -> None:
+    assert caret_from_extents(None, (10, 20, 7, 14), None) == Rect(10, 20, 1, 14)
+
+
+def test_caret_after_newline_prefers_the_next_character() -> None:
+    assert caret_from_extents((90, 20, 0, 14), (10, 34, 7, 14), "\n") == Rect(10, 34, 1, 14)
+
+
+def test_caret_after_final_newline_goes_one_line_down_at_line_start() -> None:
+    # Qt answers (0, 0, 0, 0) for the offset after the last character.
+    got = caret_from_extents((90, 20, 0, 14), (0, 0, 0, 0), "\n", line_start=(10, 20, 7, 14))
+    assert got == Rect(10, 34, 1, 14)
+
+
+def test_no_geometry_means_no_caret() -> None:
+    assert caret_from_extents(None, None, None) is None
+    assert caret_from_extents((0, 0, 0, 0), (0, 0, 0, 0), "a") is None
+    assert caret_from_extents((5, 5, 3, -1), None, "a") is None
+
+
+boxes = st.one_of(st.none(), st.tuples(st.integers(-50, 2000), st.integers(-50, 2000),
+                                       st.integers(-5, 40), st.integers(-5, 40)))
+
+
+@given(boxes, boxes, st.sampled_from([None, "a", "\n", " "]), boxes)
+def test_caret_comes_from_a_usable_box(before, at, prev, line_start) -> None:
+    """Whatever the toolkit answers, the caret is None or derived from a box
+    with a positive height, and has that height."""
+    got = caret_from_extents(before, at, prev, line_start)
+    usable = [b for b in (before, at) if b is not None and b[3] > 0 and b[2] >= 0]
+    if got is None:
+        assert not usable
+    else:
+        assert got.width == 1
+        assert got.height in {b[3] for b in usable}

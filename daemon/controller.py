@@ -199,6 +199,7 @@ class Controller:
         self._backend: tuple[str, str] = ("ready", "") if worker is not None else ("loading", "")
         self._config_error = ""
         self._status: Optional[tuple[str, str]] = None
+        self._caret_cache: Optional[tuple[int, Optional[Rect]]] = None  #: (generation, caret)
         self.counters: collections.Counter[str] = collections.Counter()
 
     # ------------------------------------------------------------------ wiring
@@ -603,10 +604,32 @@ class Controller:
             self._sink.show(text, caret)
 
     def _locate_caret(self) -> Optional[Rect]:
+        """The caret rectangle for the current text.  An accessible caret
+        moves with every keystroke, so it is re-read once per buffer
+        generation (streamed partial results of one request reuse it)."""
         with self._lock:
             focus = self._focus
+            generation = self.tracker.generation
+            if self._caret_cache is not None and self._caret_cache[0] == generation:
+                return self._caret_cache[1]
+        if focus.caret is not None and self._focus_info is not None:
+            try:
+                fresh = self._focus_info.current()
+                if fresh.window_id == focus.window_id:
+                    focus = fresh
+            except Exception as e:
+                log.warning("focus query failed: %s", describe_exception(e))
         if self._caret_locator is None:
-            return focus.caret
+            caret = focus.caret
+        else:
+            try:
+                caret = self._caret_locator.caret_rect(focus)
+            except Exception as e:
+                log.warning("caret query failed: %s", describe_exception(e))
+                caret = focus.caret
+        with self._lock:
+            self._caret_cache = (generation, caret)
+        return caret
         try:
             return self._caret_locator.caret_rect(focus)
         except Exception as e:

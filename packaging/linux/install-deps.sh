@@ -8,10 +8,10 @@ set -euo pipefail
 runtime=(
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-render-util0 libxcb-image0
   libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1
-  libdbus-1-3 at-spi2-core fonts-dejavu-core
+  libdbus-1-3 at-spi2-core fonts-dejavu-core python3-venv
 )
 test_tools=(
-  xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils
+  xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
 )
 
 packages=("${runtime[@]}")

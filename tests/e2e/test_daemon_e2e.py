@@ -7,7 +7,6 @@ saved as screenshots under ``test-artifacts/``.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import shutil
@@ -18,6 +17,7 @@ from typing import Iterator, Optional
 
 import pytest
 
+from tests.e2e.a11y import A11ySession, a11y, field_rect, read_state, start_fields_app  # noqa: F401
 from tests.e2e.xserver import start_app, wait_until, x_env, xdotool, xvfb  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.llm]
@@ -36,14 +36,19 @@ confidence_threshold = 0.0
 
 
 class Daemon:
-    def __init__(self, display: str, home: pathlib.Path, config: pathlib.Path) -> None:
+    def __init__(self, display: str, home: pathlib.Path, config: pathlib.Path,
+                 session_bus: Optional[str] = None) -> None:
         self.display = display
         self.config = config
         self.log = home / "daemon-stderr.txt"
         env = x_env(display, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                     XDG_STATE_HOME=str(home / ".state"), XDG_CACHE_HOME=str(home / ".cache"),
                     XDG_RUNTIME_DIR=str(home / "run"))
-        env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # AT-SPI is tested separately
+        env.pop("AT_SPI_BUS_ADDRESS", None)
+        if session_bus:
+            env["DBUS_SESSION_BUS_ADDRESS"] = session_bus
+        else:
+            env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # no accessibility: the xterm fallbacks
         (home / "run").mkdir(mode=0o700, exist_ok=True)
         self._log_file = open(self.log, "wb")
         self.process = subprocess.Popen(
@@ -227,3 +232,59 @@ def test_typed_text_never_reaches_disk_or_logs(desktop, tmp_path: pathlib.Path) 
             if path.is_file() and re.search(b"Zebrafinch|quantumleap", path.read_bytes()):
                 leaks.append(str(path))
     assert leaks == [], leaks
+
+
+# --------------------------------------------------------------------------- a Qt application with AT-SPI
+
+
+@pytest.fixture
+def qt_desktop(a11y: A11ySession):
+    """The Qt test app (normal field focused) on a private accessibility bus, and the daemon."""
+    app, state = start_fields_app(a11y)
+    config = a11y.tmp / "config.toml"
+    config.write_text(BASE_CONFIG)
+    home = a11y.tmp / "daemon-home"
+    home.mkdir()
+    daemon = Daemon(a11y.display, home, config, session_bus=a11y.address)
+    try:
+        daemon.wait_ready()
+        assert wait_until(lambda: "accessibility: AT-SPI" in daemon.output(), timeout=1), daemon.output()
+        yield a11y, state, daemon
+    finally:
+        daemon.stop()
+        app.stop()
+
+
+def field_text(state: pathlib.Path, name: str) -> str:
+    return read_state(state).get("fields", {}).get(name, {}).get("text", "")
+
+
+def test_qt_field_gets_ghost_text_at_the_caret_and_tab_inserts_it(qt_desktop) -> None:
+    session, state, daemon = qt_desktop
+    typed = "The quick brown fox jumps over the la"
+    xdotool(session.display, "type", "--delay", "60", typed)
+    geo = wait_overlay_stable(session.display)
+    screenshot(session.display, "daemon-qt-suggestion.png")
+    assert geo is not None, daemon.output()
+    field = field_rect(state, "normal")
+    x, y, w, h = geo
+    # The ghost text starts at the caret (end of the typed text) inside the field's row.
+    assert field.x + 100 < x < field.x + field.width, (geo, field)
+    assert field.y - 10 <= y <= field.y + field.height, (geo, field)
+    expected = typed + reference_suggestion(typed)
+    assert len(expected) > len(typed)
+    xdotool(session.display, "key", "Tab")
+    assert wait_until(lambda: field_text(state, "normal") == expected, timeout=10), \
+        repr(field_text(state, "normal"))
+    assert read_state(state).get("focus") == "normal"  # Tab was swallowed, focus did not move
+
+
+def test_password_field_gets_nothing(qt_desktop) -> None:
+    session, state, daemon = qt_desktop
+    xdotool(session.display, "key", "Tab")  # nothing visible: Tab moves focus to the password field
+    assert wait_until(lambda: read_state(state).get("focus") == "password", timeout=10)
+    assert wait_until(lambda: "capture off" in daemon.output(), timeout=5), daemon.output()
+    xdotool(session.display, "type", "--delay", "60", "The quick brown fox jumps over the la")
+    time.sleep(3)
+    assert overlay_geometry(session.display) is None
+    assert field_text(state, "password") == "The quick brown fox jumps over the la"

@@ -102,10 +102,10 @@ def test_one_batched_call_per_step_and_at_most_k_beams(stable, remainder, seed, 
     for batch in lm.batches:
         assert 1 <= len(batch) <= k
         assert all(seq[: len(stable)] == tuple(stable) for seq in batch)
-    # a wider beam never ends with a worse covering than greedy
-    greedy = cover(ScriptedLM(PIECES, eog=[EOG], seed=seed), VocabIndex(PIECES), stable, remainder, 1)
-    if greedy.found and k > 1:
-        assert result.logprob >= greedy.logprob - 1e-9
+    # No claim that a wider beam beats greedy: beam search is not monotonic in
+    # its width (greedy's path can be pushed out of the k best by the other
+    # beams' extensions); optimality is checked against the exhaustive oracle
+    # with a large k instead.
 
 
 @settings(max_examples=100, deadline=None)

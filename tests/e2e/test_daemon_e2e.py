@@ -43,7 +43,8 @@ class Daemon:
         self.log = home / "daemon-stderr.txt"
         env = x_env(display, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                     XDG_STATE_HOME=str(home / ".state"), XDG_CACHE_HOME=str(home / ".cache"),
-                    XDG_RUNTIME_DIR=str(home / "run"))
+                    XDG_RUNTIME_DIR=str(home / "run"), TMPDIR=str(home / "tmp"))
+        (home / "tmp").mkdir(exist_ok=True)
         env.pop("AT_SPI_BUS_ADDRESS", None)
         if session_bus:
             env["DBUS_SESSION_BUS_ADDRESS"] = session_bus
@@ -77,7 +78,8 @@ class Daemon:
 
 @pytest.fixture
 def desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[tuple[str, pathlib.Path, Daemon, object]]:
-    """Xvfb + xterm running ``cat > out.txt`` (focused) + the daemon."""
+    """Xvfb + xterm running ``cat > out.txt`` (focused) + the daemon (its HOME,
+    XDG dirs and TMPDIR all under ``tmp_path/home``)."""
     if shutil.which("xterm") is None:
         pytest.skip("xterm is not installed")
     out = tmp_path / "out.txt"
@@ -216,6 +218,17 @@ def test_disabling_in_the_config_file_stops_suggestions(desktop) -> None:
     time.sleep(1.5)
     xdotool(display, "type", "--delay", "60", " and the quick brown fox jumps over the la")
     assert wait_overlay_stable(display) is not None, daemon.output()
+
+
+def test_denylisted_application_gets_nothing(desktop) -> None:
+    display, out, daemon, term = desktop
+    daemon.config.write_text(BASE_CONFIG + 'denylist = ["xterm"]\n')
+    assert wait_until(lambda: "capture off" in daemon.output(), timeout=5), daemon.output()
+    xdotool(display, "type", "--delay", "60", TYPED)
+    time.sleep(3)
+    assert overlay_geometry(display) is None
+    xdotool(display, "key", "Tab")
+    assert wait_until(lambda: file_text(out) == TYPED + "\t", timeout=5), repr(file_text(out))
 
 
 def test_typed_text_never_reaches_disk_or_logs(desktop, tmp_path: pathlib.Path) -> None:

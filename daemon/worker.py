@@ -28,29 +28,15 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Callable, Optional, Protocol
+from typing import Callable, Optional
 
-from daemon.cpc.lm import CancelCheck, Cancelled
-from daemon.cpc.suggestion import BeamParams, Suggestion
+from daemon.cpc.lm import Cancelled
+from daemon.cpc.suggestion import BeamParams, Completer, Suggestion
 
 log = logging.getLogger(__name__)
 
 ResultCallback = Callable[[int, Suggestion, bool], None]
 StatusCallback = Callable[[str, str], None]
-
-
-class DecoderLike(Protocol):
-    """What the worker needs of :class:`daemon.cpc.beam.Decoder`."""
-
-    def complete(
-        self,
-        text: str,
-        params: BeamParams,
-        cancel: Optional[CancelCheck] = None,
-        on_partial: Optional[Callable[[Suggestion], None]] = None,
-    ) -> Suggestion: ...
-
-    def prefill(self, text: str, params: BeamParams, cancel: Optional[CancelCheck] = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -93,9 +79,9 @@ class SuggestionWorker:
 
     def __init__(
         self,
-        decoder: Optional[DecoderLike] = None,
+        decoder: Optional[Completer] = None,
         *,
-        decoder_factory: Optional[Callable[[], DecoderLike]] = None,
+        decoder_factory: Optional[Callable[[], Completer]] = None,
         on_result: ResultCallback,
         on_status: Optional[StatusCallback] = None,
         debounce_ms: float = 15.0,
@@ -290,4 +276,4 @@ class SuggestionWorker:
         return f"SuggestionWorker(ready={self.ready}, stats={self.stats})"
 
 
-__all__ = ["SuggestionWorker", "DecoderLike", "WorkerStats", "describe_exception"]
+__all__ = ["SuggestionWorker", "WorkerStats", "describe_exception"]

@@ -37,7 +37,7 @@ import dataclasses
 import json
 import pathlib
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from daemon.commands.complete import (
     EXIT_USAGE,

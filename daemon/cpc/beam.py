@@ -2,9 +2,9 @@
 
 ``Decoder.complete`` runs one request in three phases:
 
-1. **Prompt.**  Keep the last ``context_chars`` characters (snapped forward to
-   a whitespace boundary when that costs little, so the model does not start
-   mid-word), tokenize the *whole* text once, and split it into stable
+1. **Prompt.**  Keep at most ``context_chars`` characters, with a start that
+   moves in coarse steps so the prompt's KV cache survives typing
+   (:mod:`daemon.cpc.window`), tokenize the *whole* text once, and split it into stable
    tokens and a typed byte remainder (:mod:`daemon.cpc.split`).  Stable
    tokens that would not leave room for the covering and ``max_tokens`` in
    the model's context are dropped from the front.
@@ -49,13 +49,11 @@ from .stopping import stop_position
 from .suggestion import BeamParams, Suggestion
 from .utf8 import decode_prefix
 from .vocab import VocabIndex
+from .window import ContextWindow, cut_context
 
 #: Tokens kept free in the context besides the covering and ``max_tokens``
 #: (BOS and a little slack for tokenizers that add more than one special).
 CONTEXT_MARGIN = 4
-#: When the context is cut at ``context_chars``, the cut moves forward to the
-#: next whitespace if that is within this many characters.
-SNAP_CHARS = 32
 
 PartialCallback = Callable[[Suggestion], None]
 
@@ -78,20 +76,15 @@ class Decoder:
                 generable[t] = True
         #: added to a log-prob row so argmax only sees text tokens and EOG
         self._gen_mask = np.where(generable, 0.0, -np.inf).astype(np.float32)
+        self._window = ContextWindow()
 
     # ----------------------------------------------------------------- prompt
 
     @staticmethod
     def context_of(text: str, context_chars: int) -> str:
-        """The most recent ``context_chars`` characters, not starting mid-word."""
-        if len(text) <= context_chars:
-            return text
-        cut = text[-context_chars:]
-        head = cut[:SNAP_CHARS]
-        for i, ch in enumerate(head):
-            if ch.isspace():
-                return cut[i:]
-        return cut
+        """The most recent ``context_chars`` characters, not starting mid-word
+        (a stateless cut; requests use the steadier :class:`ContextWindow`)."""
+        return cut_context(text, context_chars)
 
     def _budget(self, n_remainder_bytes: int, params: BeamParams) -> int:
         """Most stable tokens that still leave room for covering + continuation."""
@@ -108,7 +101,7 @@ class Decoder:
 
     def plan(self, text: str, params: BeamParams) -> Split:
         """Stable tokens and remainder that ``params.strategy`` would use for ``text``."""
-        text = self.context_of(text, int(params.context_chars))
+        text = self._window.window(text, int(params.context_chars))
         tokens = self.lm.tokenize(text) if text else []
         if params.strategy == "naive":
             split = Split(stable=tuple(tokens), remainder=b"")

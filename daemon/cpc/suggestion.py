@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Callable, Literal, Optional, Protocol
+
+if TYPE_CHECKING:
+    from .lm import CancelCheck
 
 Strategy = Literal["naive", "heal", "cpc"]
 STRATEGIES: tuple[str, ...] = ("naive", "heal", "cpc")
@@ -55,3 +58,18 @@ class Suggestion:
     def visible(self) -> str:
         """The text to show: empty when suppressed."""
         return "" if self.suppressed else self.text
+
+
+class Completer(Protocol):
+    """What the worker and the benchmarks need of :class:`daemon.cpc.beam.Decoder`
+    (tests substitute fakes)."""
+
+    def complete(
+        self,
+        text: str,
+        params: BeamParams,
+        cancel: Optional["CancelCheck"] = None,
+        on_partial: Optional[Callable[[Suggestion], None]] = None,
+    ) -> Suggestion: ...
+
+    def prefill(self, text: str, params: BeamParams, cancel: Optional["CancelCheck"] = None) -> None: ...

@@ -14,10 +14,9 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Protocol, Sequence
+from typing import Callable, Optional, Sequence
 
-from daemon.cpc.lm import CancelCheck
-from daemon.cpc.suggestion import BeamParams, Suggestion
+from daemon.cpc.suggestion import BeamParams, Completer
 from daemon.evaluation.metrics import (
     QualitySummary,
     next_word_target,
@@ -74,20 +73,6 @@ def parse_strategies(spec: str) -> list[StrategySpec]:
             raise ValueError(f"strategy {s.name!r} is listed twice")
         seen.add(s.name)
     return specs
-
-
-class Completer(Protocol):
-    """What the benchmark needs from :class:`daemon.cpc.beam.Decoder`."""
-
-    def complete(
-        self,
-        text: str,
-        params: BeamParams,
-        cancel: Optional[CancelCheck] = None,
-        on_partial: Optional[Callable[[Suggestion], None]] = None,
-    ) -> Suggestion: ...
-
-    def prefill(self, text: str, params: BeamParams, cancel: Optional[CancelCheck] = None) -> None: ...
 
 
 @dataclass(frozen=True)

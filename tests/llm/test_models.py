@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-import pathlib
 import sys
 
 import pytest

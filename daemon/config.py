@@ -142,7 +142,7 @@ class Config:
                             _int_range(0, 2000))
     buffer_chars: int = _opt(2000, "Characters before the caret kept in memory (100-100000).",
                              _int_range(100, 100_000))
-    context_chars: int = _opt(1500, "Characters before the caret given to the model (50-100000); fewer is faster.",
+    context_chars: int = _opt(1500, "Most characters before the caret given to the model (50-100000); fewer is faster.",
                               _int_range(50, 100_000))
     threads: int = _opt(0, "CPU threads for the model (0 means automatic: half the cores, at most 4).",
                         _int_range(0, 64))

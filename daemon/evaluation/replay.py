@@ -31,16 +31,16 @@ typed_through
     ~0 and no model work is needed for the first show.
 model_calls, tokens_decoded
     deltas of the backend's ``LMStats`` (``decode_calls``, ``tokens_decoded``).
-reeval_tokens
-    tokens the backend decoded during this key *whose whole prefix had already
-    been requested earlier in the replay* (and so had been decoded before):
-    ``tokens_decoded - novel``, where ``novel`` counts the positions of the
-    requested sequences that no earlier request contained (shared prefixes
-    within a call counted once).  This counts prompt and beam positions alike,
-    so it is an upper bound on prompt tokens re-evaluated; zero means no
-    prompt token was decoded twice.  It is reported for mid-word keys (the
-    typed character and the one before it are word characters), where the
-    stable prefix does not change and the target is zero.
+reeval_tokens, prompt_reeval_tokens
+    tokens the backend decoded during this key that it had already decoded
+    earlier in the same run (the same token after the same history), and the
+    part of them inside the request's prompt (the stable prefix the decoder
+    planned; for naive decoding the whole tokenized context).  The backend
+    says which part of each sequence it decoded (``LlamaLM.decoded_from``), so
+    both counts are exact; the target for prompt tokens on mid-word keys (the
+    typed character and the one before it are word characters, so the stable
+    prefix does not change) is zero.  Re-decoded tokens outside the prompt are
+    beam positions whose cache slot was reused by another beam.
 
 Typed characters stay in memory; nothing is logged.
 """
@@ -55,48 +55,56 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from daemon.cpc.beam import Decoder
 from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
 from daemon.evaluation.metrics import percentile
 from daemon.evaluation.offsets import is_word_char
 
 
-class PrefixSet:
-    """Every token sequence requested so far, as a trie, answering "how many
-    positions of these sequences are new?" (the prefix of each position is
-    what identifies it: the same token after a different history is new)."""
+class DecodedSet:
+    """Every token position decoded so far, as a trie keyed by token history
+    (the same token after a different history is a different position)."""
 
     def __init__(self) -> None:
         self._root: dict[int, dict] = {}
 
-    def add(self, seqs: Sequence[Sequence[int]]) -> int:
-        """Insert ``seqs``; return the number of positions not present before."""
-        new = 0
-        for seq in seqs:
-            node = self._root
-            for tok in seq:
-                child = node.get(tok)
-                if child is None:
-                    child = node[tok] = {}
-                    new += 1
-                node = child
-        return new
+    def record(self, seq: Sequence[int], start: int, prompt_len: int) -> tuple[int, int]:
+        """Mark ``seq[start:]`` decoded; return how many of those positions
+        were decoded before, and how many of those lie below ``prompt_len``."""
+        again = again_prompt = 0
+        node = self._root
+        for pos, tok in enumerate(seq):
+            child = node.get(tok)
+            if pos >= start and child is not None:
+                again += 1
+                again_prompt += pos < prompt_len
+            if child is None:
+                child = node[tok] = {}
+            node = child
+        return again, again_prompt
+
+    def clear(self) -> None:
+        self._root = {}
 
 
 class CountingLM:
-    """A transparent ``TokenLM`` wrapper that counts re-decoded tokens.
+    """A transparent ``TokenLM`` wrapper that counts tokens decoded twice.
 
-    Forwards everything to ``inner``; around each ``logprobs`` call it adds
-    the requested sequences to a :class:`PrefixSet` and compares the backend's
-    decoded-token delta with the number of new positions.  A cancelled call's
-    sequences are not recorded (they may be only partly decoded) and the call
-    is counted in ``cancelled``.
+    Forwards everything to ``inner``, which must say where each call decoded
+    (``decoded_from``, see :class:`daemon.llm.llama.LlamaLM`).  ``prompt_len``
+    is set by :class:`PlanRecordingDecoder` before each request's model calls.
+    A cancelled call is counted in ``cancelled``; what it decoded before the
+    cancel stays in the backend's cache and is not counted as decoded here, so
+    finishing it later is not counted as a repeat either.
     """
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self._seen = PrefixSet()
+        self._decoded = DecodedSet()
         self._lock = threading.Lock()
         self.reeval_tokens = 0
+        self.prompt_reeval_tokens = 0
+        self.prompt_len = 0
         self.cancelled = 0
 
     # TokenLM, forwarded
@@ -123,19 +131,37 @@ class CountingLM:
 
     def logprobs(self, seqs: Sequence[Sequence[int]], cancel: Optional[CancelCheck] = None) -> np.ndarray:
         with self._lock:
-            before = self.inner.stats.tokens_decoded
             try:
                 out = self.inner.logprobs(seqs, cancel)
             except Cancelled:
                 self.cancelled += 1
                 raise
-            decoded = self.inner.stats.tokens_decoded - before
-            novel = self._seen.add(seqs)
-            self.reeval_tokens += max(0, decoded - novel)
+            for seq, start in self.inner.decoded_from:
+                again, again_prompt = self._decoded.record(seq, start, self.prompt_len)
+                self.reeval_tokens += again
+                self.prompt_reeval_tokens += again_prompt
             return out
 
-    def __getattr__(self, name: str) -> Any:  # adds_bos, clear_cache, close, ...
+    def clear_cache(self) -> None:
+        """Clear the backend's cache and forget what was decoded (a new run)."""
+        with self._lock:
+            self.inner.clear_cache()
+            self._decoded.clear()
+
+    def __getattr__(self, name: str) -> Any:  # adds_bos, close, ...
         return getattr(self.inner, name)
+
+
+class PlanRecordingDecoder(Decoder):
+    """The real decoder, telling a :class:`CountingLM` the prompt length of
+    each request before the request reaches the model."""
+
+    lm: CountingLM
+
+    def plan(self, text: str, params: Any) -> Any:
+        split = super().plan(text, params)
+        self.lm.prompt_len = len(split.stable)
+        return split
 
 
 class RecordingSink:
@@ -177,6 +203,7 @@ class KeyRecord:
     model_calls: int
     tokens_decoded: int
     reeval_tokens: int
+    prompt_reeval_tokens: int = 0
 
 
 def key_record(
@@ -186,6 +213,7 @@ def key_record(
     mid_word: bool,
     work: LMStats,
     reeval_tokens: int,
+    prompt_reeval_tokens: int = 0,
 ) -> KeyRecord:
     """Reduce the sink events that followed one key (pure, unit-tested).
 
@@ -204,6 +232,7 @@ def key_record(
         model_calls=work.decode_calls,
         tokens_decoded=work.tokens_decoded,
         reeval_tokens=reeval_tokens,
+        prompt_reeval_tokens=prompt_reeval_tokens,
     )
 
 
@@ -228,8 +257,8 @@ class ReplaySummary:
     p50_typed_through_ms: float  #: key -> advanced ghost text, typed-through keys
     calls_per_key: float  #: mean decode calls per key (all keys)
     tokens_per_key: float  #: mean tokens decoded per key (all keys)
-    reeval_per_key: float  #: mean re-decoded tokens per key (see module doc)
-    prompt_tokens_reeval_midword: float  #: mean re-decoded tokens per mid-word key
+    reeval_per_key: float  #: mean tokens decoded twice per key (see module doc)
+    prompt_tokens_reeval_midword: float  #: mean prompt tokens decoded twice per mid-word key
     midword_keys: int
     cancelled_calls: int = 0
 
@@ -254,7 +283,7 @@ def summarize_replay(records: Sequence[KeyRecord], cancelled_calls: int = 0) -> 
         calls_per_key=sum(r.model_calls for r in records) / n,
         tokens_per_key=sum(r.tokens_decoded for r in records) / n,
         reeval_per_key=sum(r.reeval_tokens for r in records) / n,
-        prompt_tokens_reeval_midword=(sum(r.reeval_tokens for r in mids) / len(mids)) if mids else 0.0,
+        prompt_tokens_reeval_midword=(sum(r.prompt_reeval_tokens for r in mids) / len(mids)) if mids else 0.0,
         midword_keys=len(mids),
         cancelled_calls=cancelled_calls,
     )
@@ -337,6 +366,7 @@ def replay_text(
             n_events = len(sink)
             before = lm.stats.snapshot()
             reeval_before = lm.reeval_tokens
+            prompt_reeval_before = lm.prompt_reeval_tokens
             t_key = time.perf_counter()
             controller.on_key(key_event(text[i]))
             t_returned = time.perf_counter()
@@ -350,6 +380,7 @@ def replay_text(
                     is_mid_word_key(text, i),
                     lm.stats.since(before),
                     lm.reeval_tokens - reeval_before,
+                    lm.prompt_reeval_tokens - prompt_reeval_before,
                 )
             )
     finally:
@@ -378,7 +409,6 @@ def replay_files(
     and return the JSON object of ``--replay --json``."""
     from daemon.commands.complete import UsageError, load_lm
     from daemon.config import Config, ConfigError
-    from daemon.cpc.beam import Decoder
     from daemon.evaluation.report import fmt_num, replay_table
 
     runs = [(strategy_name(params.strategy, params.beam_width), params.strategy)]
@@ -402,7 +432,7 @@ def replay_files(
     lm = CountingLM(load_lm(model_path, n_seq_max=max(8, params.beam_width + 1)))
     results: list[dict] = []
     try:
-        decoder = Decoder(lm)
+        decoder = PlanRecordingDecoder(lm)
         for file_name, text in files:
             start = choose_start(text, chars, params.context_chars, seed)
             preload = min(start, default_preload(params.context_chars, chars) if preload_chars is None else preload_chars)

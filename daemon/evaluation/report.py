@@ -111,7 +111,8 @@ REPLAY_HEADERS = (
     "p95 all",
     "calls/key",
     "tokens/key",
-    "re-eval/mid-key",
+    "again/key",
+    "prompt again/mid-key",
 )
 
 
@@ -119,7 +120,9 @@ def replay_table(summaries: Mapping[str, ReplaySummary]) -> str:
     """One row per strategy.  "p50/p95 ms": key -> first shown suggestion on
     keys that needed the model; "final": key -> final suggestion on those
     keys; "all": first shown suggestion on every key, typed-through included;
-    "re-eval/mid-key": re-decoded tokens per mid-word key."""
+    "again/key": tokens decoded a second time per key (beam positions whose
+    cache slot another beam took, or prompt); "prompt again/mid-key": prompt
+    tokens decoded a second time per mid-word key (the target is 0)."""
     rows = [
         (
             name,
@@ -134,6 +137,7 @@ def replay_table(summaries: Mapping[str, ReplaySummary]) -> str:
             fmt_num(s.p95_all_ms, 1),
             fmt_num(s.calls_per_key, 2),
             fmt_num(s.tokens_per_key, 1),
+            fmt_num(s.reeval_per_key, 2),
             fmt_num(s.prompt_tokens_reeval_midword, 2),
         )
         for name, s in summaries.items()

@@ -188,6 +188,12 @@ class LlamaLM:
             self._rows_max = max(2 * n_seq_max, rows_cache_bytes // (4 * self._n_vocab))
             self._token_bytes: Optional[tuple[Optional[bytes], ...]] = None
             self._eog: Optional[frozenset[int]] = None
+            #: Where the last ``logprobs`` call decoded: ``(sequence, start)``
+            #: for each requested sequence that was decoded at all, meaning
+            #: ``sequence[start:]`` went through the model (``start`` < 0 when
+            #: the backend's BOS was decoded too).  Benchmarks read it to count
+            #: tokens decoded twice; the decoder never does.
+            self.decoded_from: list[tuple[tuple[int, ...], int]] = []
         except BaseException:
             self.close()
             raise
@@ -258,6 +264,7 @@ class LlamaLM:
         out = np.empty((len(keys), self._n_vocab), dtype=np.float32)
         with self._lock:
             self._check_open()
+            self.decoded_from = []
             todo: list[tuple[int, ...]] = []
             for k in keys:
                 if k in self._rows:
@@ -348,6 +355,9 @@ class LlamaLM:
         for e in plan.evictions:
             llama_cpp.llama_memory_seq_rm(self._mem, e, -1, -1)
         self._table.apply(plan)
+        self.decoded_from.extend(
+            (k, a.start - (len(full) - len(k))) for k, a, full in zip(keys, plan.assignments, fulls) if a.start < len(full)
+        )
 
         batch = self._batch
         for entries in schedule(fulls, plan.assignments, self._chunk):

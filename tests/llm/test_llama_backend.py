@@ -83,13 +83,16 @@ def test_extending_decodes_one_token_and_repeating_decodes_none(smol_lm):
     s = smol_lm.tokenize("Reuse test: the quick brown fox jumps over the lazy")
     smol_lm.logprobs([s])
     before = smol_lm.stats.snapshot()
-    smol_lm.logprobs([s + [smol_lm.tokenize(" dog")[0]]])
+    longer = s + [smol_lm.tokenize(" dog")[0]]
+    smol_lm.logprobs([longer])
     assert smol_lm.stats.since(before).tokens_decoded == 1
+    assert smol_lm.decoded_from == [(tuple(longer), len(s))]  # where, for the benchmarks
     before = smol_lm.stats.snapshot()
     smol_lm.logprobs([s])
     delta = smol_lm.stats.since(before)
     assert delta.tokens_decoded == 0 and delta.decode_calls == 0
     assert delta.logits_cache_hits == 1
+    assert smol_lm.decoded_from == []
 
 
 def test_prefix_change_decodes_only_after_the_common_prefix(smol_lm, fresh):
@@ -100,6 +103,7 @@ def test_prefix_change_decodes_only_after_the_common_prefix(smol_lm, fresh):
     before = smol_lm.stats.snapshot()
     row = smol_lm.logprobs([b])[0]
     assert smol_lm.stats.since(before).tokens_decoded == len(tail)
+    assert smol_lm.decoded_from == [(tuple(b), len(a) - 5)]
     assert_close(row, reference(fresh, b))
 
 

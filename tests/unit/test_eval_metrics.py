@@ -240,7 +240,7 @@ from daemon.cpc.lm import Cancelled, LMStats  # noqa: E402
 from daemon.evaluation.replay import (  # noqa: E402
     CountingLM,
     KeyRecord,
-    PrefixSet,
+    DecodedSet,
     choose_start,
     is_mid_word_key,
     key_record,
@@ -249,14 +249,22 @@ from daemon.evaluation.replay import (  # noqa: E402
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.lists(st.integers(0, 3), max_size=5), max_size=4), max_size=5))
-def test_prefix_set_counts_new_positions(calls):
-    seen_prefixes: set[tuple[int, ...]] = set()
-    ps = PrefixSet()
-    for seqs in calls:
-        new = {tuple(s[: i + 1]) for s in seqs for i in range(len(s))} - seen_prefixes
-        assert ps.add(seqs) == len(new)
-        seen_prefixes |= new
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 3), max_size=6), st.integers(-1, 6), st.integers(0, 6)),
+        max_size=8,
+    )
+)
+def test_decoded_set_counts_positions_decoded_twice(calls):
+    """Oracle: a set of token histories (each position is identified by the
+    tokens up to and including it)."""
+    decoded: set[tuple[int, ...]] = set()
+    ds = DecodedSet()
+    for seq, start, prompt_len in calls:
+        want_again = [p for p in range(max(start, 0), len(seq)) if tuple(seq[: p + 1]) in decoded]
+        got = ds.record(seq, start, prompt_len)
+        assert got == (len(want_again), sum(p < prompt_len for p in want_again))
+        decoded |= {tuple(seq[: p + 1]) for p in range(len(seq))}
 
 
 class FakeLM:
@@ -272,11 +280,14 @@ class FakeLM:
         if self.cancel_next:
             self.cancel_next = False
             raise Cancelled()
+        self.decoded_from = []
         for s in seqs:
             s = tuple(s)
             lcp = 0
             while lcp < min(len(s), len(self.cached)) and s[lcp] == self.cached[lcp]:
                 lcp += 1
+            if lcp < len(s):
+                self.decoded_from.append((s, lcp))
             self.stats.tokens_decoded += len(s) - lcp
             self.stats.decode_calls += 1
             self.cached = s
@@ -286,22 +297,28 @@ class FakeLM:
         self.cached = ()
 
 
-def test_counting_lm_counts_only_re_decoded_tokens():
+def test_counting_lm_counts_only_tokens_decoded_twice():
     inner = FakeLM()
     lm = CountingLM(inner)
+    lm.prompt_len = 2
     lm.logprobs([[1, 2, 3]])  # all new
     lm.logprobs([[1, 2, 3, 4]])  # one new token, reuses the cache
-    assert lm.reeval_tokens == 0
+    assert (lm.reeval_tokens, lm.prompt_reeval_tokens) == (0, 0)
     lm.logprobs([[1, 2, 9]])  # new branch: 1 decoded, 1 new
-    assert lm.reeval_tokens == 0
-    lm.logprobs([[1, 2, 3, 4, 5]])  # back to the old branch: 3, 4 decoded again
-    assert lm.reeval_tokens == 2
+    assert (lm.reeval_tokens, lm.prompt_reeval_tokens) == (0, 0)
+    lm.logprobs([[1, 2, 3, 4, 5]])  # back to the old branch: 3, 4 decoded again (beyond the prompt)
+    assert (lm.reeval_tokens, lm.prompt_reeval_tokens) == (2, 0)
+    lm.logprobs([[7]])
+    lm.logprobs([[1, 2, 3]])  # the slot was lost: the whole prompt and one beam token again
+    assert (lm.reeval_tokens, lm.prompt_reeval_tokens) == (5, 2)
     inner.cancel_next = True
     with pytest.raises(Cancelled):
         lm.logprobs([[7]])
     assert lm.cancelled == 1
-    lm.clear_cache()  # forwarded to the wrapped backend
+    lm.clear_cache()  # a new run: the backend is cleared and nothing counts as seen
     assert inner.cached == ()
+    lm.logprobs([[1, 2, 3]])
+    assert (lm.reeval_tokens, lm.prompt_reeval_tokens) == (5, 2)
 
 
 def test_key_record_typed_through_and_model_keys():
@@ -321,10 +338,10 @@ def test_key_record_typed_through_and_model_keys():
 
 def test_summarize_replay_hand_computed():
     recs = [
-        KeyRecord(True, True, 0.1, 30.0, 1, 2, 0),
-        KeyRecord(True, False, 20.0, 40.0, 2, 6, 1),
-        KeyRecord(False, False, 40.0, 60.0, 3, 10, 5),
-        KeyRecord(False, False, None, 10.0, 2, 2, 0),
+        KeyRecord(True, True, 0.1, 30.0, 1, 2, 0, 0),
+        KeyRecord(True, False, 20.0, 40.0, 2, 6, 3, 1),
+        KeyRecord(False, False, 40.0, 60.0, 3, 10, 3, 2),
+        KeyRecord(False, False, None, 10.0, 2, 2, 0, 0),
     ]
     s = summarize_replay(recs, cancelled_calls=1)
     assert (s.keys, s.shown, s.typed_through, s.model_keys, s.midword_keys) == (4, 3, 1, 3, 2)

@@ -5,8 +5,9 @@ Three modes (DESIGN 4; the JSON shapes are documented in the README):
 quality (default)
     ``ghosttype eval FILE... [--strategies naive,heal,cpc1,cpc2,cpc4]
     [--offsets 150] [--kind mid|any] [--seed 0] [--context-chars 1500]
-    [--max-tokens 8] [--confidence-threshold P] [--model M]... [--json OUT]``
-    prints one table per file and model.  ``--json`` writes
+    [--max-tokens 8] [--confidence-threshold P] [--threshold-sweep LIST]
+    [--model M]... [--json OUT]`` prints one table per file and model (and,
+    with ``--threshold-sweep``, what each threshold would withhold).  ``--json`` writes
     ``{"settings", "cases": [...], "summary": {STRATEGY: {...}}, "runs": [...]}``;
     ``summary`` pools every case of the run (with one file and one model it is
     that table), ``runs`` has one summary per file and model.
@@ -37,7 +38,7 @@ import dataclasses
 import json
 import pathlib
 import sys
-from typing import Any
+from typing import Any, Optional
 
 from daemon.commands.complete import (
     EXIT_USAGE,
@@ -82,6 +83,9 @@ def add_parser(subparsers: Any) -> None:
     q.add_argument("--strategies", default=DEFAULT_STRATEGIES, metavar="LIST",
                    help=f"comma-separated naive, heal, cpcK (default {DEFAULT_STRATEGIES})")
     q.add_argument("--offsets", type=int, default=150, metavar="N", help="cursor offsets per file (default 150)")
+    q.add_argument("--threshold-sweep", default=None, metavar="LIST",
+                   help="also report what each of these confidence thresholds (comma-separated, "
+                        "0..1) would withhold, from the same run")
     q.add_argument("--kind", choices=OFFSET_KINDS, default="mid",
                    help="mid: inside a word (both neighbours are word characters); any: every offset (default mid)")
     r = p.add_argument_group("replay")
@@ -139,10 +143,11 @@ def _models(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def run_quality_mode(args: argparse.Namespace) -> int:
-    from daemon.evaluation.report import quality_table
+    from daemon.evaluation.report import quality_table, sweep_table
 
     if not args.files:
         raise UsageError("give at least one FILE to evaluate")
+    thresholds = _thresholds(args.threshold_sweep)
     try:
         strategies = parse_strategies(args.strategies)
     except ValueError as exc:
@@ -178,8 +183,15 @@ def run_quality_mode(args: argparse.Namespace) -> int:
                 )
                 print(quality_table(summaries))
                 print(f"(mean prefill per offset, shared by the strategies: {prefill:.0f} ms)")
-                runs.append({"file": file_name, "model": model_name, "offsets": len(offsets),
-                             "mean_prefill_ms": prefill, "summary": summary_json(summaries)})
+                run_json = {"file": file_name, "model": model_name, "offsets": len(offsets),
+                            "mean_prefill_ms": prefill, "summary": summary_json(summaries)}
+                if thresholds:
+                    sweeps = result.sweep(thresholds)
+                    print(sweep_table(sweeps))
+                    run_json["threshold_sweep"] = {
+                        name: [dataclasses.asdict(r) for r in rows] for name, rows in sweeps.items()
+                    }
+                runs.append(run_json)
                 pooled.cases.extend(result.cases)
                 all_cases.extend({"file": file_name, "model": model_name, **c.to_json()} for c in result.cases)
         finally:
@@ -197,6 +209,18 @@ def run_quality_mode(args: argparse.Namespace) -> int:
             "runs": runs,
         })
     return 0
+
+
+def _thresholds(spec: Optional[str]) -> list[float]:
+    if not spec:
+        return []
+    try:
+        values = [float(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--threshold-sweep takes comma-separated numbers, got {spec!r}") from None
+    if not values or not all(0.0 <= v <= 1.0 for v in values):
+        raise UsageError(f"--threshold-sweep values must be between 0 and 1, got {spec!r}")
+    return values
 
 
 def run_vocab_mode(args: argparse.Namespace) -> int:

@@ -141,6 +141,33 @@ def summarize(
     )
 
 
+@dataclass(frozen=True)
+class SweepRow:
+    """What one confidence threshold would do to a set of suggestions."""
+
+    threshold: float
+    shown: int  #: non-empty suggestions with confidence >= threshold
+    shown_right: int  #: of those, the ones that type the next word exactly
+    withheld_right: int  #: suppressed although they were right
+    withheld_wrong: int  #: suppressed and wrong (the point of suppressing)
+
+
+def threshold_sweep(
+    cases: Sequence[tuple[str, float, bool]], thresholds: Sequence[float]
+) -> list[SweepRow]:
+    """Re-decide suppression at each threshold for ``(suggestion, confidence,
+    right)`` cases.  Suppression only depends on the confidence, so one run
+    of the decoder answers every threshold.  Empty suggestions show nothing
+    either way and are left out."""
+    shown = [(conf, right) for text, conf, right in cases if text]
+    rows = []
+    for t in thresholds:
+        kept = [right for conf, right in shown if conf >= t]
+        dropped = [right for conf, right in shown if conf < t]
+        rows.append(SweepRow(float(t), len(kept), sum(kept), sum(dropped), len(dropped) - sum(dropped)))
+    return rows
+
+
 def percentile(values: Iterable[float], q: float) -> float:
     """The ``q``-th percentile (0..100), numpy's default linear interpolation;
     NaN for no values."""

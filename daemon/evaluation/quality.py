@@ -19,9 +19,11 @@ from typing import Callable, Optional, Sequence
 from daemon.cpc.suggestion import BeamParams, Completer
 from daemon.evaluation.metrics import (
     QualitySummary,
+    SweepRow,
     next_word_target,
     score_case,
     summarize,
+    threshold_sweep,
 )
 from daemon.evaluation.offsets import is_mid_word
 
@@ -113,6 +115,17 @@ class QualityRun:
                 [c.ms for c in rows],
             )
         return out
+
+
+    def sweep(self, thresholds: Sequence[float]) -> dict[str, list[SweepRow]]:
+        """Per strategy, what each confidence threshold would withhold."""
+        return {
+            spec.name: threshold_sweep(
+                [(c.suggestion, c.confidence, c.next_word) for c in self.cases if c.strategy == spec.name],
+                thresholds,
+            )
+            for spec in self.strategies
+        }
 
 
 def clip_reference(reference: str, suggestion: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Optional, Sequence
 
-from daemon.evaluation.metrics import QualitySummary
+from daemon.evaluation.metrics import QualitySummary, SweepRow
 from daemon.evaluation.replay import ReplaySummary
 from daemon.evaluation.vocab_bench import LookupTiming
 
@@ -143,3 +143,24 @@ def replay_table(summaries: Mapping[str, ReplaySummary]) -> str:
         for name, s in summaries.items()
     ]
     return format_table(REPLAY_HEADERS, rows)
+
+
+SWEEP_HEADERS = ("strategy", "threshold", "shown", "right of shown", "withheld right", "withheld wrong")
+
+
+def sweep_table(sweeps: Mapping[str, Sequence[SweepRow]]) -> str:
+    """One row per (strategy, threshold): what suppression below that
+    confidence would keep and withhold ("right" = types the next word)."""
+    rows = [
+        (
+            name,
+            f"{r.threshold:g}",
+            str(r.shown),
+            fmt_pct(r.shown_right / r.shown if r.shown else None),
+            str(r.withheld_right),
+            str(r.withheld_wrong),
+        )
+        for name, sweep in sweeps.items()
+        for r in sweep
+    ]
+    return format_table(SWEEP_HEADERS, rows)

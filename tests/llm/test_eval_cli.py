@@ -46,9 +46,10 @@ def test_quality_json_schema_and_scores(text_file, tmp_path):
     out = ghosttype(
         "eval", str(text_file), "--strategies", "naive,heal,cpc2", "--offsets", "3",
         "--kind", "mid", "--seed", "1", "--max-tokens", "4", "--json", str(out_json),
+        "--threshold-sweep", "0,1",
     )
     assert out.returncode == 0, out.stderr
-    for name in ("naive", "heal", "cpc2", "mean matched", "word compl."):
+    for name in ("naive", "heal", "cpc2", "mean matched", "word compl.", "withheld right"):
         assert name in out.stdout
     obj = json.loads(out_json.read_text(encoding="utf-8"))
     offsets = choose_offsets(TEXT, 3, "mid", 1)
@@ -67,6 +68,10 @@ def test_quality_json_schema_and_scores(text_file, tmp_path):
         assert s["mean_matched"] == pytest.approx(sum(c["matched"] for c in rows) / 3)
         assert 0.0 <= s["word_completion"] <= 1.0
     assert obj["runs"][0]["file"] == "sample.txt" and obj["runs"][0]["summary"] == obj["summary"]
+    for name, (none, every) in obj["runs"][0]["threshold_sweep"].items():
+        shown = [c for c in obj["cases"] if c["strategy"] == name and c["suggestion"]]
+        assert none["shown"] == len(shown) and none["withheld_right"] + none["withheld_wrong"] == 0
+        assert every["withheld_right"] + every["withheld_wrong"] == sum(c["confidence"] < 1 for c in shown)
 
 
 def test_quality_is_deterministic(text_file, tmp_path):
@@ -120,6 +125,8 @@ def test_vocab_bench_runs(text_file, tmp_path):
         (["--kind", "middle"], "kind"),
         (["--offsets", "0"], "offsets"),
         (["--model", "/nonexistent.gguf"], "model"),
+        (["--threshold-sweep", "0.2,high"], "threshold-sweep"),
+        (["--threshold-sweep", "1.5"], "threshold-sweep"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(text_file, args, needle):

@@ -19,8 +19,9 @@ from daemon.evaluation.metrics import (
     score_case,
     starts_with_whitespace,
     summarize,
+    threshold_sweep,
 )
-from daemon.evaluation.report import format_table, quality_table
+from daemon.evaluation.report import format_table, quality_table, sweep_table
 
 ALPHABET = st.sampled_from("ab_ .\n-")
 texts = st.text(alphabet=ALPHABET, max_size=12)
@@ -134,6 +135,29 @@ def test_percentile_bounds_and_numpy(xs, q):
     p = percentile(xs, q)
     assert min(xs) <= p <= max(xs) or math.isclose(p, min(xs)) or math.isclose(p, max(xs))
     assert p == pytest.approx(float(np.percentile(xs, q)))
+
+
+def test_threshold_sweep_hand_computed():
+    cases = [("ation", 0.9, True), ("al", 0.25, True), (" the", 0.1, False), ("", 0.0, False), ("ing", 0.35, False)]
+    rows = threshold_sweep(cases, [0.0, 0.3, 0.5])
+    assert [(r.shown, r.shown_right, r.withheld_right, r.withheld_wrong) for r in rows] == [
+        (4, 2, 0, 0),
+        (2, 1, 1, 1),
+        (1, 1, 1, 2),
+    ]
+    assert sweep_table({"cpc2": rows}).splitlines()[3].split() == ["cpc2", "0.3", "2", "50.0%", "1", "1"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["", "a", "bc"]), st.floats(0, 1), st.booleans()), max_size=20),
+    st.lists(st.floats(0, 1), max_size=5),
+)
+def test_threshold_sweep_partitions_the_shown_suggestions(cases, thresholds):
+    n = sum(1 for text, _, _ in cases if text)
+    for t, row in zip(thresholds, threshold_sweep(cases, thresholds)):
+        assert row.shown + row.withheld_right + row.withheld_wrong == n
+        assert row.withheld_right + row.withheld_wrong == sum(1 for x, c, _ in cases if x and c < t)
 
 
 def test_percentile_hand_values():

@@ -14,10 +14,12 @@ from daemon.platform.base import FocusState, Rect
 class FakeDecoder:
     """A decoder whose answer is ``answer(text)``, computed in ``steps`` steps
     of ``step_s`` seconds each, checking ``cancel`` between steps like the real
-    one.  ``partial=True`` streams the first half of the answer first."""
+    one.  ``partial=True`` streams the first half of the answer first;
+    ``record=False`` keeps no history (for memory measurements)."""
 
     def __init__(self, answer: Callable[[str], str], steps: int = 2, step_s: float = 0.0,
-                 partial: bool = False, fail: Optional[Callable[[str], bool]] = None) -> None:
+                 partial: bool = False, fail: Optional[Callable[[str], bool]] = None,
+                 record: bool = True) -> None:
         self.answer = answer
         self.steps = steps
         self.step_s = step_s
@@ -28,29 +30,31 @@ class FakeDecoder:
         self.finished: list[str] = []
         self.cancelled: list[str] = []
         self.prefilled: list[str] = []
+        self.record = record
+
+    def _note(self, history: list[str], text: str) -> None:
+        if self.record:
+            with self.lock:
+                history.append(text)
 
     def complete(self, text, params, cancel=None, on_partial=None) -> Suggestion:
-        with self.lock:
-            self.started.append(text)
+        self._note(self.started, text)
         if self.fail is not None and self.fail(text):
             raise RuntimeError("decoder exploded on " + text)  # message must never be logged
         out = self.answer(text)
         for i in range(self.steps):
             if cancel is not None and cancel():
-                with self.lock:
-                    self.cancelled.append(text)
+                self._note(self.cancelled, text)
                 raise Cancelled()
             if self.step_s:
                 time.sleep(self.step_s)
             if i == 0 and self.partial and on_partial is not None and len(out) > 1:
                 on_partial(Suggestion(out[: len(out) // 2], 0.5))
-        with self.lock:
-            self.finished.append(text)
+        self._note(self.finished, text)
         return Suggestion(out, 0.9)
 
     def prefill(self, text, params, cancel=None) -> None:
-        with self.lock:
-            self.prefilled.append(text)
+        self._note(self.prefilled, text)
 
 
 class RecordingSink:

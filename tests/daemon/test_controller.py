@@ -359,6 +359,81 @@ def test_random_event_stream_keeps_every_invariant():
     assert c.counters["typed_through"] > 100 and c.counters["accepted"] > 100
 
 
+class ScreenSink:
+    """Keeps only what is on screen now (a recording sink would itself grow)."""
+
+    visible = ""
+
+    def show(self, text, caret):
+        self.visible = text
+
+    def hide(self):
+        self.visible = ""
+
+    def set_status(self, state, message):
+        pass
+
+
+class EchoInjector:
+    """Types into nowhere but the listener: the text comes back as keys."""
+
+    echo = None
+
+    def type_text(self, text):
+        self.echo(text)
+
+
+def test_memory_stays_bounded_over_a_long_session():
+    """50,000 events through the controller and the real worker: Python heap
+    growth after warm-up stays under 64 KiB (the buffer, the ghost text and
+    the counters are all bounded; nothing accumulates per keystroke)."""
+    import tracemalloc
+
+    rnd = random.Random(99)
+    focus, inj, sup = FakeFocus(EDITOR), EchoInjector(), FakeSuppressor()
+    c = Controller(Config(debounce_ms=0, buffer_chars=200), ScreenSink(), injector=inj, suppressor=sup, focus=focus)
+    inj.echo = lambda text: [c.on_key(e) for e in listener_events(text)]
+    worker = SuggestionWorker(FakeDecoder(alphabet_answer, steps=2, record=False), on_result=c.on_result,
+                              on_status=c.on_backend_status, debounce_ms=0)
+    c.attach_worker(worker)
+    worker.start()
+    c.start()
+
+    def session(n):
+        for i in range(n):
+            r = rnd.random()
+            if r < 0.7:
+                c.on_key(ch(rnd.choice(ALPHA + " é😀")))
+            elif r < 0.8:
+                c.on_key(key(Kind.BACKSPACE, "backspace"))
+            elif r < 0.85:
+                c.on_key(key(Kind.ENTER, "enter"))
+            elif r < 0.9:
+                c.on_key(key(Kind.CARET_MOVED, "left"))
+            elif r < 0.95:
+                sup.press("tab")
+            else:
+                focus.state = FocusState(app_id="editor", window_id=rnd.randrange(1000), is_password=False)
+                c.on_key(key(Kind.FOCUS_CHANGED, "focus"))
+            if i % 5 == 0:
+                assert worker.wait_idle(5)
+
+    tracemalloc.start()
+    try:
+        session(10_000)  # warm-up: caches, interned strings, thread-local state
+        assert worker.wait_idle(5)
+        before = tracemalloc.take_snapshot()
+        session(40_000)
+        assert worker.wait_idle(5)
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+        assert worker.stop()
+    growth = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
+    assert growth < 64 * 1024, [str(s) for s in after.compare_to(before, "lineno")[:5]]
+    assert c.state().buffer_chars <= 200
+
+
 def test_nothing_typed_or_suggested_reaches_the_log(caplog):
     import logging
 

@@ -2,7 +2,8 @@
 # Installs the Debian/Ubuntu system libraries ghosttype needs at run time
 # (the Qt xcb platform plugin's libraries, AT-SPI), and with --test also the
 # tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, a D-Bus
-# session bus).  Python packages are installed by pip, not here.
+# session bus, and the validators of the startup files: desktop-file-validate
+# and systemd-analyze).  Python packages are installed by pip, not here.
 set -euo pipefail
 
 runtime=(
@@ -12,6 +13,7 @@ runtime=(
 )
 test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
+  systemd
 )
 
 packages=("${runtime[@]}")

@@ -142,7 +142,7 @@ def cache_dir() -> pathlib.Path:
     """Directory where split models are assembled (platform user cache)."""
     import platformdirs
 
-    return pathlib.Path(platformdirs.user_cache_dir("ghosttype")) / "models"
+    return pathlib.Path(platformdirs.user_cache_dir("ghosttype", appauthor=False)) / "models"
 
 
 def _sha256(path: pathlib.Path) -> str:

@@ -4,7 +4,8 @@ No logic lives here beyond the order of construction and tear-down:
 
     keyboard (pynput threads) -> Controller -> SuggestionWorker (model thread)
     Controller -> UiSink (front end's mailbox) -> overlay / tray
-    KeySuppressor (X thread) -> Controller.on_suppressed_key -> TextInjector
+    KeySuppressor (X thread, or a filter in the keyboard hook on Windows/macOS)
+        -> Controller.on_suppressed_key -> TextInjector
     ConfigWatcher (watchdog thread) -> Controller.apply_config
 
 The front end (Qt) is passed in as a factory so this package never imports
@@ -166,7 +167,7 @@ class Daemon:
             controller.on_config_error(config_error)
         controller.start()
 
-        keyboard = KeyboardSource(controller.on_key)
+        keyboard = KeyboardSource(controller.on_key, hook=platform.listener_hook)
         keyboard.start()
         watcher = ConfigWatcher(
             self.config_path,

@@ -38,11 +38,11 @@ def check_display(env: Mapping[str, str]) -> CheckResult:
     if session.server is DisplayServer.NONE:
         return CheckResult("display server", False, session.describe(),
                            "run ghosttype inside your desktop session (DISPLAY must be set)")
-    return CheckResult("display server", False, session.describe(), "only Linux/X11 is supported so far")
+    return CheckResult("display server", True, session.describe())  # macOS, Windows
 
 
 def check_platform(env: Mapping[str, str]) -> CheckResult:
-    """Opens the real X11 backend: focus, XTEST injection, key grabs."""
+    """Opens the real backend: focus, text injection, the accept-key suppressor."""
     from daemon.platform import select_platform
     from daemon.platform.base import PlatformError
 
@@ -53,7 +53,8 @@ def check_platform(env: Mapping[str, str]) -> CheckResult:
     try:
         focus = platform.focus.current()
         return CheckResult("input capture and injection", True,
-                           f"{platform.name}: XTEST available, focused app {focus.app_id or '(unknown)'}")
+                           f"{platform.name}: {'XTEST available, ' if platform.name == 'x11' else ''}"
+                           f"focused app {focus.app_id or '(unknown)'}")
     finally:
         platform.close()
 
@@ -168,10 +169,15 @@ def run_checks(config_path, env: Optional[Mapping[str, str]] = None,
     config_result, cfg = check_config(config_path)
     add(config_result)
     add(check_display(env))
-    if env.get("DISPLAY"):
+    from daemon.platform.session import DisplayServer, detect_session
+
+    native = detect_session(env).server in (DisplayServer.MACOS, DisplayServer.WINDOWS)
+    if env.get("DISPLAY") or native:
         add(check_platform(env))
         add(check_keyboard_listener())
+    if env.get("DISPLAY") and not native:
         add(check_tray(env))
-    add(check_atspi())
+    if not native:  # AT-SPI is Linux's accessibility bus
+        add(check_atspi())
     add(check_model(getattr(cfg, "model", "smollm2")))
     return results

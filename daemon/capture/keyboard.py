@@ -12,6 +12,11 @@ Key specs ("tab", "ctrl+right", "ctrl+alt+g") are the configuration's and the
 suppressor's vocabulary for keys; :func:`normalize_key_spec` gives every
 spelling one canonical form, and :class:`KeyMapper` names special keys and
 shortcuts in that same form, so the controller compares plain strings.
+
+On Windows and macOS the accept-key suppressor decides inside pynput's own
+hook; it hands over a plain :class:`~daemon.platform.base.ListenerHook` and
+:func:`hook_options` turns it into pynput listener options, so pynput stays
+in this module.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import unicodedata
 from typing import Any, Callable, Optional
 
 from daemon.capture.events import KeyEvent, Kind
+from daemon.platform.base import ListenerHook
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +217,46 @@ class KeyMapper:
 EventCallback = Callable[[KeyEvent], None]
 
 
+def hook_options(hook: Optional[ListenerHook], listener: Callable[[], Any]) -> dict[str, Any]:
+    """pynput ``Listener`` keyword arguments that run ``hook`` in its OS hook.
+
+    ``listener()`` returns the listener being built (the Windows filter needs
+    it to call ``suppress_event()``, which pynput implements by raising an
+    exception that makes the hook return 1).  An exception from
+    ``hook.swallow`` lets the key pass: on macOS pynput would otherwise end
+    the listener, on Windows it would silently pass the key anyway.
+
+    * ``darwin_intercept(event_type, event)``: returning None drops the event.
+      pynput has already reported the press to ``on_press`` by then, so the
+      controller sees swallowed keys on macOS (its ``SwallowLedger`` pairs them).
+    * ``win32_event_filter(msg, data)``: ``suppress_event()`` drops it before
+      ``on_press``; returning True lets pynput report it as usual.
+    """
+    if hook is None:
+        return {}
+
+    def swallow(a: Any, b: Any) -> bool:
+        try:
+            return bool(hook.swallow(a, b))
+        except Exception:
+            log.exception("accept-key filter failed; the key passes")
+            return False
+
+    if hook.backend == "darwin":
+        def intercept(event_type: Any, event: Any) -> Any:
+            return None if swallow(event_type, event) else event
+
+        return {"darwin_intercept": intercept}
+    if hook.backend == "win32":
+        def event_filter(msg: Any, data: Any) -> bool:
+            if swallow(msg, data):
+                listener().suppress_event()  # raises: the key is dropped
+            return True
+
+        return {"win32_event_filter": event_filter}
+    raise ValueError(f"no pynput hook for backend {hook.backend!r}")
+
+
 class KeyboardSource:
     """Runs pynput's keyboard and mouse listeners and reports our events.
 
@@ -224,11 +270,16 @@ class KeyboardSource:
     :meth:`watchdog` restarts a listener whose thread died (pynput threads end
     when their callback raises or the display connection breaks); call it
     periodically (the composition root does, every few seconds).
+
+    ``hook`` is the platform's accept-key filter (Windows, macOS), installed
+    into every keyboard listener this source starts (see :func:`hook_options`).
     """
 
-    def __init__(self, on_event: EventCallback, mouse: bool = True) -> None:
+    def __init__(self, on_event: EventCallback, mouse: bool = True,
+                 hook: Optional[ListenerHook] = None) -> None:
         self.on_event = on_event
         self.mouse = mouse
+        self.hook = hook
         self.mapper = KeyMapper()
         self.restarts = 0
         self._lock = threading.Lock()
@@ -310,7 +361,11 @@ class KeyboardSource:
     def _start_keyboard(self) -> None:
         from pynput import keyboard  # lazily: fails without a display
 
-        self._keyboard = keyboard.Listener(on_press=self._on_press, on_release=self._on_release)
+        built: list[Any] = []
+        options = hook_options(self.hook, lambda: built[0])
+        self._keyboard = keyboard.Listener(on_press=self._on_press, on_release=self._on_release,
+                                           **options)
+        built.append(self._keyboard)
         self._keyboard.daemon = True
         self._keyboard.start()
 

@@ -7,8 +7,12 @@ the display server (``daemon.platform.session``), honours the override
 what it chose, and otherwise raises ``PlatformError`` with a message that says
 how to fix the situation.
 
-Backend modules (Xlib, AT-SPI) are imported only here, on demand, so that
-importing ``daemon.platform.base`` stays free of display libraries.
+Backend modules (Xlib, AT-SPI, pyobjc, Win32) are imported only here, on
+demand, so that importing ``daemon.platform.base`` stays free of display
+libraries.  The macOS and Windows front doors (``macos.parts``,
+``windows.parts``) return factories for focus, caret, injector and
+suppressor; :func:`_assemble` builds them and closes what was built if a
+later one fails.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from daemon.platform.base import (
     CaretLocator,
     FocusInfo,
     KeySuppressor,
+    ListenerHook,
     PlatformError,
     TextInjector,
 )
@@ -53,6 +58,10 @@ class Platform:
     suppressor: KeySuppressor
     injector: TextInjector
     session: Optional[Session] = None
+    #: The accept-key filter the keyboard listener must install (Windows,
+    #: macOS: see ``base.ListenerHook``); None where the suppressor grabs
+    #: keys itself (X11).
+    listener_hook: Optional[ListenerHook] = None
 
     def close(self) -> None:
         """Release everything (the suppressor first: it must leave no grab behind)."""
@@ -78,8 +87,9 @@ def select_platform(
 
     ``accept_keys`` are the key names the suppressor grabs (config
     ``accept_key`` and ``accept_word_key``); ``scale`` is the screen scale
-    factor (or a callable returning it) for converting caret positions to Qt
-    logical pixels; ``os_name`` defaults to ``sys.platform`` (tests pass it).
+    factor (or a callable returning it) for converting X11 caret positions to
+    Qt logical pixels (macOS and Windows convert per display themselves);
+    ``os_name`` defaults to ``sys.platform`` (tests pass it).
     """
     env = os.environ if env is None else env
     session = detect_session(env, os_name)
@@ -98,10 +108,7 @@ def select_platform(
     if choice == "wayland":
         raise PlatformError(WAYLAND_HELP)
     if choice in ("macos", "windows"):
-        raise PlatformError(
-            f"the {choice} backend is not implemented yet; ghosttype currently runs on "
-            "Linux with X11 (or XWayland)"
-        )
+        return _native(choice, session, accept_keys)
     raise AssertionError(choice)  # pragma: no cover - _choose covers every server
 
 
@@ -146,16 +153,37 @@ def _x11(env: Mapping[str, str], session: Session, accept_keys: Sequence[str],
         parse_keys(accept_keys)  # a config mistake is reported before any connection
     except KeyNameError as exc:
         raise PlatformError(f"invalid accept key: {exc}") from exc
+    atspi = _atspi(env) if use_atspi else None
+    focus, caret, injector, suppressor = _assemble([
+        lambda: x11.X11Focus(display, atspi=atspi),
+        lambda: x11.X11CaretLocator(display, scale=scale),
+        lambda: x11.X11TextInjector(display),
+        lambda: x11.X11KeySuppressor(accept_keys, display),
+    ])
+    log.info(
+        "platform: x11 on DISPLAY=%s (%s); accessibility: %s; accept keys: %s",
+        display, session.describe(), "AT-SPI" if atspi is not None else "off",
+        ", ".join(accept_keys),
+    )
+    return Platform("x11", focus, caret, suppressor, injector, session)  # type: ignore[arg-type]
+
+
+def _native(name: str, session: Session, accept_keys: Sequence[str]) -> Platform:
+    """The macOS or Windows backend (``daemon.platform.macos`` / ``.windows``)."""
+    module = importlib.import_module(f"daemon.platform.{name}")
+    focus, caret, injector, suppressor = _assemble(module.parts(accept_keys))
+    log.info("platform: %s (%s); accept keys: %s", name, session.describe(), ", ".join(accept_keys))
+    return Platform(name, focus, caret, suppressor, injector, session,  # type: ignore[arg-type]
+                    listener_hook=suppressor.listener_hook)  # type: ignore[attr-defined]
+
+
+def _assemble(factories: Sequence[Callable[[], object]]) -> list[object]:
+    """Call ``factories`` in order; if one raises, close the parts already
+    built (newest first) so no connection, grab or thread is left behind."""
     parts: list[object] = []
     try:
-        atspi = _atspi(env) if use_atspi else None
-        focus = x11.X11Focus(display, atspi=atspi)
-        parts.append(focus)
-        caret = x11.X11CaretLocator(display, scale=scale)
-        parts.append(caret)
-        injector = x11.X11TextInjector(display)
-        parts.append(injector)
-        suppressor = x11.X11KeySuppressor(accept_keys, display)
+        for factory in factories:
+            parts.append(factory())
     except BaseException:
         for part in reversed(parts):
             try:
@@ -163,12 +191,7 @@ def _x11(env: Mapping[str, str], session: Session, accept_keys: Sequence[str],
             except Exception:
                 pass
         raise
-    log.info(
-        "platform: x11 on DISPLAY=%s (%s); accessibility: %s; accept keys: %s",
-        display, session.describe(), "AT-SPI" if atspi is not None else "off",
-        ", ".join(accept_keys),
-    )
-    return Platform("x11", focus, caret, suppressor, injector, session)
+    return parts
 
 
 def _atspi(env: Mapping[str, str]) -> object | None:

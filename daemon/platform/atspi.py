@@ -50,6 +50,7 @@ from daemon.platform.atspi_bus import (
 )
 from daemon.platform.atspi_focus_tracker import FocusTracker, ObjectRef
 from daemon.platform.base import PlatformError, Rect
+from daemon.platform.caret_geometry import caret_from_extents, usable
 
 log = logging.getLogger(__name__)
 
@@ -239,7 +240,7 @@ class AtspiFocus:
         before = extents(offset - 1) if offset > 0 else None
         at = extents(offset)
         line_start = None
-        if text.endswith("\n") and not _usable(at):
+        if text.endswith("\n") and not usable(at):
             # Caret at the start of an empty last line: below the line the
             # newline ends, at the x where that line starts.
             previous_line = text.rfind("\n", 0, len(text) - 1) + 1
@@ -340,7 +341,7 @@ class AtspiFocus:
         return name
 
 
-# -- pure helpers (unit-tested) ------------------------------------------------
+# -- pure helpers (unit-tested; the caret geometry lives in caret_geometry) ----
 
 def password_verdict(role: int, attributes: Mapping[str, str]) -> Optional[bool]:
     """Whether a widget with this role and these attributes holds a secret.
@@ -359,39 +360,3 @@ def password_verdict(role: int, attributes: Mapping[str, str]) -> Optional[bool]
     if role == C.ROLE_TERMINAL:
         return None
     return False
-
-
-Extents = Optional[tuple[int, int, int, int]]
-
-
-def _usable(box: Extents) -> bool:
-    """Toolkits answer (0, 0, 0, 0) or negative sizes for offsets without a glyph."""
-    return box is not None and box[3] > 0 and box[2] >= 0
-
-
-def caret_from_extents(before: Extents, at: Extents, previous_char: Optional[str],
-                       line_start: Extents = None) -> Optional[Rect]:
-    """The caret rectangle from the boxes of the characters around it.
-
-    ``before`` is the box of the character before the caret, ``at`` the box of
-    the character after it, ``previous_char`` the character before the caret
-    (None at offset 0), ``line_start`` the box of the first character of the
-    line ending in ``previous_char`` when that is a newline.
-
-    The caret sits on the right edge of the previous character, except right
-    after a newline, where that edge is on the line above: then it sits on the
-    left edge of the next character, or, at the end of the text, one line
-    below the previous line's start.
-    """
-    after_newline = previous_char == "\n"
-    if _usable(before) and not after_newline:
-        x, y, w, h = before  # type: ignore[misc]
-        return Rect(x + w, y, 1, h)
-    if _usable(at):
-        x, y, _w, h = at  # type: ignore[misc]
-        return Rect(x, y, 1, h)
-    if after_newline and _usable(before):
-        x, y, _w, h = before  # type: ignore[misc]
-        left = line_start[0] if _usable(line_start) else x  # type: ignore[index]
-        return Rect(left, y + h, 1, h)
-    return None

@@ -9,6 +9,7 @@ from typing import Callable, Optional
 from Xlib import error
 
 from daemon.platform.base import FocusState, Rect
+from daemon.platform.caret_geometry import LINE_HEIGHT, MARGIN, POINTER_GAP, pointer_caret
 from daemon.platform.x11_common import open_display, window_rect
 
 
@@ -35,9 +36,9 @@ class X11CaretLocator:
     unchanged: accessibility already reports it in logical pixels.
     """
 
-    POINTER_GAP = 20
-    MARGIN = 8
-    LINE_HEIGHT = 18
+    POINTER_GAP = POINTER_GAP
+    MARGIN = MARGIN
+    LINE_HEIGHT = LINE_HEIGHT
 
     def __init__(self, display_name: str | None = None,
                  scale: float | Callable[[], float] = 1.0) -> None:
@@ -64,17 +65,8 @@ class X11CaretLocator:
     def heuristic(cls, px: int, py: int, window: Optional[Rect],
                   screen_w: int, screen_h: int) -> Rect:
         """The fallback caret in device pixels (pure, unit-tested)."""
-        inside = window is not None and (
-            window.x <= px < window.x + window.width and window.y <= py < window.y + window.height
-        )
-        if window is None or inside:
-            x, y = px, py + cls.POINTER_GAP
-        else:
-            x = window.x + cls.MARGIN
-            y = window.y + window.height - cls.MARGIN - cls.LINE_HEIGHT
-        x = min(max(0, x), max(0, screen_w - 1))
-        y = min(max(0, y), max(0, screen_h - cls.LINE_HEIGHT))
-        return Rect(x, y, 1, cls.LINE_HEIGHT)
+        return pointer_caret(px, py, window, Rect(0, 0, screen_w, screen_h),
+                             cls.POINTER_GAP, cls.MARGIN, cls.LINE_HEIGHT)
 
     def _current_scale(self) -> float:
         value = self._scale() if callable(self._scale) else self._scale

@@ -76,12 +76,6 @@ def test_xwayland_uses_x11_and_warns(caplog):
     assert any("X11 applications only" in r.getMessage() for r in caplog.records)
 
 
-@pytest.mark.parametrize("os_name, name", [("darwin", "macos"), ("win32", "windows")])
-def test_other_oses_are_not_implemented(os_name, name):
-    with pytest.raises(PlatformError, match=f"the {name} backend is not implemented yet"):
-        select_platform({}, os_name=os_name, use_atspi=False)
-
-
 def test_override_unknown_lists_choices():
     with pytest.raises(PlatformError) as info:
         select_platform({ENV_OVERRIDE: "beos", "DISPLAY": ":0"}, os_name="linux", use_atspi=False)

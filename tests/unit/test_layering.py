@@ -73,3 +73,33 @@ def test_only_the_backend_imports_llama_cpp():
             if s.startswith(("import llama_cpp", "from llama_cpp")):
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+def _import_lines(paths, modules: tuple[str, ...]) -> list[str]:
+    """``import X`` / ``from X`` lines (anywhere, lazy ones included) naming one of ``modules``."""
+    hits = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            words = line.strip().replace(",", " ").split()
+            if len(words) >= 2 and words[0] in ("import", "from") and words[1].split(".")[0] in modules:
+                hits.append(f"{path.relative_to(ROOT)}: {line.strip()}")
+    return hits
+
+
+def test_only_the_keyboard_adapter_imports_pynput():
+    adapter = ROOT / "daemon" / "capture" / "keyboard.py"
+    paths = [p for pkg in ("daemon", "ui") for p in (ROOT / pkg).rglob("*.py") if p != adapter]
+    assert _import_lines(paths, ("pynput",)) == []
+
+
+def test_os_bindings_stay_in_daemon_platform():
+    """Xlib, D-Bus, pyobjc and comtypes (and ctypes' Windows DLLs) are used by
+    ``daemon.platform`` only; the rest of the daemon sees its protocols."""
+    platform = ROOT / "daemon" / "platform"
+    paths = [p for p in (ROOT / "daemon").rglob("*.py") if platform not in p.parents]
+    bindings = ("Xlib", "jeepney", "objc", "AppKit", "Foundation", "Quartz", "ApplicationServices",
+                "CoreFoundation", "comtypes")
+    offenders = _import_lines(paths, bindings)
+    offenders += [str(p.relative_to(ROOT)) for p in paths
+                  if "windll" in p.read_text(encoding="utf-8") or "WinDLL" in p.read_text(encoding="utf-8")]
+    assert offenders == []

@@ -107,10 +107,10 @@ class SwallowLedger:
     """Pairs key presses the suppressor swallowed with the listener's view of
     the same press, so each physical press is handled exactly once.
 
-    Backends differ: on X11 the listener records a grabbed key too, in either
-    order relative to the suppressor's report; on other systems a suppressed
-    key never reaches the listener.  Unpaired reports expire after
-    ``ttl_s``.
+    Used only with suppressors whose swallowed keys also reach the listener
+    (``KeySuppressor.listener_sees_swallowed``): on X11 the listener records
+    a grabbed key in either order relative to the suppressor's report; on
+    macOS it reports it first.  Unpaired reports expire after ``ttl_s``.
     """
 
     def __init__(self, clock: Clock, ttl_s: float = 1.0) -> None:
@@ -187,6 +187,8 @@ class Controller:
         self.tracker = InputTracker(config.buffer_chars)
         self._echo = InjectionEcho(clock)
         self._ledger = SwallowLedger(clock)
+        #: does the listener report what the suppressor swallowed? (X11, macOS: yes)
+        self._pair_swallowed = bool(getattr(suppressor, "listener_sees_swallowed", True))
         self._enabled = config.enabled
         self._paused = False
         self._blocked = ""
@@ -279,7 +281,7 @@ class Controller:
             elif self._echo.consume(event):
                 self.counters["echo"] += 1
                 return
-            elif self._ledger.listener_saw(event_spec(event), self._armed_specs()):
+            elif self._pair_swallowed and self._ledger.listener_saw(event_spec(event), self._armed_specs()):
                 self.counters["swallowed"] += 1
                 return
             else:
@@ -342,7 +344,8 @@ class Controller:
         except KeySpecError:
             spec = name
         with self._lock:
-            self._ledger.reported(spec)
+            if self._pair_swallowed:
+                self._ledger.reported(spec)
             cfg = self._config
             if spec not in (cfg.accept_key, cfg.accept_word_key):
                 return

@@ -44,7 +44,16 @@ class CaretLocator(Protocol):
 
 
 class KeySuppressor(Protocol):
-    """Swallows the accept keys, and only while a suggestion is visible."""
+    """Swallows the accept keys, and only while a suggestion is visible.
+
+    ``listener_sees_swallowed``: whether the keyboard listener still reports a
+    press this suppressor swallowed (X11: the grabbed key is recorded too;
+    macOS: pynput reports it before the intercept drops it; Windows: the
+    hook drops it before pynput reports it).  The controller pairs the two
+    views of one press only when both exist.
+    """
+
+    listener_sees_swallowed: bool
 
     def arm(self, on_key: Callable[[str], None]) -> None:
         """Start swallowing the configured keys; call ``on_key(name)`` (from a

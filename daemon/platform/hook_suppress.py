@@ -153,6 +153,9 @@ class HookKeySuppressor:
         self._dispatch: Dispatch = dispatch or self._thread  # type: ignore[assignment]
         self._decode_failed = False
         self.listener_hook = ListenerHook(backend, self.swallow)
+        #: see ``KeySuppressor``: pynput reports a press to ``on_press`` before
+        #: macOS's intercept can drop it, while Windows' filter drops it first
+        self.listener_sees_swallowed = backend != "win32"
 
     # -- KeySuppressor ---------------------------------------------------------
 

@@ -57,6 +57,9 @@ class X11KeySuppressor:
     and the thread ungrabs in a ``finally`` if it dies.
     """
 
+    #: XRecord (pynput's listener) records a grabbed key press too
+    listener_sees_swallowed = True
+
     #: How long a key to be passed on may still be held before it is replayed anyway.
     REPLAY_WAIT_S = 0.5
 

@@ -81,6 +81,8 @@ class RecordingSink:
 
 
 class FakeSuppressor:
+    listener_sees_swallowed = True  # like X11: tests send the listener's copy themselves
+
     def __init__(self) -> None:
         self.armed = False
         self.on_key: Optional[Callable[[str], None]] = None

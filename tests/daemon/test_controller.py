@@ -149,6 +149,21 @@ def test_listener_copy_of_a_swallowed_tab_is_ignored(listener_first):
     assert r.c.buffer_text == "abcd\t"
 
 
+def test_without_a_listener_copy_a_real_tab_right_after_an_accept_is_typed(monkeypatch):
+    """Windows: the hook drops a swallowed key before the listener sees it, so
+    the next real Tab (not swallowed: nothing visible) must not be taken for
+    the listener's copy of the accepted one."""
+    monkeypatch.setattr(FakeSuppressor, "listener_sees_swallowed", False)
+    r = Rig()
+    r.inj.echo = None
+    r.type("ab")
+    r.answer("cd")
+    r.sup.press("tab")  # swallowed; no listener copy follows
+    assert r.c.buffer_text == "abcd" and r.inj.typed == ["cd"]
+    r.tab()  # within the ledger's second: a real Tab reaching the app
+    assert r.c.buffer_text == "abcd\t"
+
+
 def test_fast_double_tab_inserts_once_then_passes_tab_on():
     r = Rig()
     r.type("ab")

@@ -168,6 +168,15 @@ def test_swallow_decodes_and_never_raises(caplog):
     assert ignore.swallow(1, 2) is False
 
 
+def test_listener_sees_swallowed_keys_on_macos_only():
+    """pynput reports a press before macOS's intercept drops it; Windows'
+    filter drops it first (the controller pairs the two views only on macOS)."""
+    assert suppressor().listener_sees_swallowed is False  # "win32"
+    mac = HookKeySuppressor(["Tab"], lambda names: parse_hook_keys(names, CODES.get, "Testix"),
+                            lambda a, b: a, "darwin", dispatch=lambda fn, name: fn(name))
+    assert mac.listener_sees_swallowed is True
+
+
 def test_on_key_runs_on_the_dispatch_thread_not_the_hook():
     threads: list[str] = []
     done = threading.Event()

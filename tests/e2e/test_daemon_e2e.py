@@ -60,10 +60,10 @@ class Daemon:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
-    def wait_ready(self, timeout: float = 60) -> None:
-        ok = wait_until(lambda: "status: ready" in self.output() or self.process.poll() is not None,
+    def wait_ready(self, timeout: float = 60, status: str = "ready") -> None:
+        ok = wait_until(lambda: f"status: {status}" in self.output() or self.process.poll() is not None,
                         timeout=timeout, interval=0.1)
-        assert ok and self.process.poll() is None, f"daemon did not get ready:\n{self.output()}"
+        assert ok and self.process.poll() is None, f"daemon did not reach {status!r}:\n{self.output()}"
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -80,6 +80,11 @@ class Daemon:
 def desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[tuple[str, pathlib.Path, Daemon, object]]:
     """Xvfb + xterm running ``cat > out.txt`` (focused) + the daemon (its HOME,
     XDG dirs and TMPDIR all under ``tmp_path/home``)."""
+    yield from xterm_desktop(xvfb, tmp_path, BASE_CONFIG, "ready")
+
+
+def xterm_desktop(xvfb: str, tmp_path: pathlib.Path, config_text: str,
+                  status: str) -> Iterator[tuple[str, pathlib.Path, Daemon, object]]:
     if shutil.which("xterm") is None:
         pytest.skip("xterm is not installed")
     out = tmp_path / "out.txt"
@@ -88,12 +93,12 @@ def desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[tuple[str, pathlib.Pa
     xdotool(xvfb, "mousemove", "200", "60")
     xdotool(xvfb, "windowfocus", "--sync", str(term.window))
     config = tmp_path / "config.toml"
-    config.write_text(BASE_CONFIG)
+    config.write_text(config_text)
     home = tmp_path / "home"
     home.mkdir()
     daemon = Daemon(xvfb, home, config)
     try:
-        daemon.wait_ready()
+        daemon.wait_ready(status=status)
         yield xvfb, out, daemon, term
     finally:
         daemon.stop()
@@ -218,6 +223,34 @@ def test_disabling_in_the_config_file_stops_suggestions(desktop) -> None:
     time.sleep(1.5)
     xdotool(display, "type", "--delay", "60", " and the quick brown fox jumps over the la")
     assert wait_overlay_stable(display) is not None, daemon.output()
+
+
+@pytest.fixture
+def broken_model_desktop(xvfb: str, tmp_path: pathlib.Path):
+    """The daemon configured with a truncated copy of the model."""
+    from daemon.llm.models import resolve_model
+
+    broken = tmp_path / "truncated.gguf"
+    broken.write_bytes(resolve_model("smollm2").read_bytes()[: 4 << 20])
+    yield from xterm_desktop(xvfb, tmp_path, BASE_CONFIG + f'model = "{broken}"\n', "error")
+
+
+def test_a_model_that_fails_to_load_leaves_the_daemon_running_and_typing_untouched(
+    broken_model_desktop, tmp_path: pathlib.Path
+) -> None:
+    display, out, daemon, term = broken_model_desktop
+    xdotool(display, "type", "--delay", "40", "Hello wor")
+    xdotool(display, "key", "Tab")
+    assert wait_until(lambda: file_text(out) == "Hello wor\t", timeout=10), repr(file_text(out))
+    assert overlay_geometry(display) is None
+    assert daemon.process.poll() is None, daemon.output()
+    log = daemon.output()
+    assert "Traceback" not in log
+    error = [line for line in log.splitlines() if "status: error" in line]
+    assert len(error) == 1 and "truncated.gguf" in error[0], log
+    doctor = subprocess.run([sys.executable, "-m", "daemon", "doctor", "--config", str(daemon.config)],
+                            cwd=ROOT, env=x_env(display), capture_output=True, text=True, timeout=120)
+    assert doctor.returncode == 1 and "truncated.gguf" in doctor.stdout, doctor.stdout + doctor.stderr
 
 
 def test_denylisted_application_gets_nothing(desktop) -> None:

@@ -39,6 +39,7 @@ from daemon.platform import atspi_constants as C
 from daemon.platform.atspi_bus import (
     ACCESSIBLE,
     APP_ROOT_PATH,
+    COMPONENT,
     COORD_SCREEN,
     DESKTOP_PATH,
     REGISTRY_BUS,
@@ -50,7 +51,7 @@ from daemon.platform.atspi_bus import (
 )
 from daemon.platform.atspi_focus_tracker import FocusTracker, ObjectRef
 from daemon.platform.base import PlatformError, Rect
-from daemon.platform.caret_geometry import caret_from_extents, usable
+from daemon.platform.caret_geometry import caret_from_extents, centre_in_single_line, usable
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +246,33 @@ class AtspiFocus:
             # newline ends, at the x where that line starts.
             previous_line = text.rfind("\n", 0, len(text) - 1) + 1
             line_start = extents(offset - len(text) + previous_line)
-        return caret_from_extents(before, at, text[-1:] or None, line_start)
+        caret = caret_from_extents(before, at, text[-1:] or None, line_start)
+        if caret is None:
+            return None
+        single = self._single_line(bus_name, path)
+        if single is False:
+            return caret
+        return centre_in_single_line(caret, self._extents(bus_name, path), single)
+
+    def _single_line(self, bus_name: str, path: str) -> Optional[bool]:
+        """True / False when the toolkit marks the field single- or multi-line."""
+        try:
+            words = self._state(bus_name, path)
+        except AtspiCallError:
+            return None
+        if C.has_state(words, C.STATE_SINGLE_LINE):
+            return True
+        if C.has_state(words, C.STATE_MULTI_LINE):
+            return False
+        return None
+
+    def _extents(self, bus_name: str, path: str) -> Optional[tuple[int, int, int, int]]:
+        """The widget's box on screen (Component interface), or None."""
+        try:
+            box = self._bus.call(bus_name, path, COMPONENT, "GetExtents", "u", (COORD_SCREEN,))[0]
+        except AtspiCallError:
+            return None
+        return tuple(int(v) for v in box) if len(box) == 4 else None  # type: ignore[return-value]
 
     # -- focus lookup ----------------------------------------------------------
 

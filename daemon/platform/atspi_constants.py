@@ -21,7 +21,9 @@ STATE_ACTIVE = 1
 STATE_DEFUNCT = 6
 STATE_EDITABLE = 7
 STATE_FOCUSED = 12
+STATE_MULTI_LINE = 17
 STATE_SHOWING = 25
+STATE_SINGLE_LINE = 26
 STATE_VISIBLE = 30
 
 #: Attribute (key, value) pairs that toolkits and browsers use to mark an

@@ -57,6 +57,32 @@ def caret_from_extents(before: Extents, at: Extents, previous_char: Optional[str
     return None
 
 
+def centre_in_single_line(caret: Rect, field: Extents, single_line: Optional[bool] = None) -> Rect:
+    """The caret of a single-line field, centred vertically in the field.
+
+    Single-line inputs draw their one line vertically centred (Qt, GTK and
+    browsers all do), while character boxes are not always where the glyphs
+    are: Qt's ``QLineEdit`` reports them at the top of the field, about 4 px
+    above the text.  The field's own box is reliable, so the caret keeps its
+    x and height and takes its vertical position from the field.
+
+    ``single_line`` is what the toolkit says (AT-SPI ``SINGLE_LINE`` or
+    ``MULTI_LINE``); when it says neither (Qt), a field less than two caret
+    heights tall can only show one line.  Unchanged for multi-line fields,
+    when the field's box is unknown, or when the caret is not horizontally
+    inside it.
+    """
+    if single_line is False or not usable(field):
+        return caret
+    fx, fy, fw, fh = field  # type: ignore[misc]
+    if not fx <= caret.x <= fx + fw:
+        return caret
+    if single_line is None and fh >= 2 * caret.height:
+        return caret
+    height = min(caret.height, fh)
+    return Rect(caret.x, fy + (fh - height) // 2, caret.width, height)
+
+
 def pointer_caret(px: int, py: int, window: Optional[Rect], screen: Rect,
                   gap: int = POINTER_GAP, margin: int = MARGIN,
                   line_height: int = LINE_HEIGHT) -> Rect:

@@ -314,9 +314,12 @@ def test_qt_field_gets_ghost_text_at_the_caret_and_tab_inserts_it(qt_desktop) ->
     assert geo is not None, daemon.output()
     field = field_rect(state, "normal")
     x, y, w, h = geo
-    # The ghost text starts at the caret (end of the typed text) inside the field's row.
+    # The ghost text starts at the caret (end of the typed text) inside the
+    # field's row, its line centred on the caret the application draws.
+    cx, cy, cw, ch = read_state(state)["caret"]  # Qt's cursorRect, around the caret line
     assert field.x + 100 < x < field.x + field.width, (geo, field)
-    assert field.y - 10 <= y <= field.y + field.height, (geo, field)
+    assert cx - 6 <= x <= cx + cw, (geo, (cx, cy, cw, ch))
+    assert abs((y + h / 2) - (cy + ch / 2)) <= 3, (geo, (cx, cy, cw, ch))
     expected = typed + reference_suggestion(typed)
     assert len(expected) > len(typed)
     xdotool(session.display, "key", "Tab")

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from daemon.platform import atspi_constants as C
 from daemon.platform.atspi import caret_from_extents, password_verdict
+from daemon.platform.caret_geometry import centre_in_single_line
 from daemon.platform.base import Rect
 
 words = st.lists(st.integers(0, 2**32 - 1), min_size=0, max_size=3)
@@ -84,3 +85,22 @@ def test_caret_comes_from_a_usable_box(before, at, prev, line_start) -> None:
     else:
         assert got.width == 1
         assert got.height in {b[3] for b in usable}
+
+
+def test_single_line_caret_is_centred_in_the_field() -> None:
+    # Qt's QLineEdit (neither SINGLE_LINE nor MULTI_LINE): character box at the
+    # top of the 22 px field, the glyphs lower; a 22 px field shows one line.
+    caret = Rect(303, 11, 1, 14)
+    assert centre_in_single_line(caret, (74, 11, 435, 22)) == Rect(303, 15, 1, 14)
+    # Marked single-line: centred even in a tall box; a taller caret is clipped.
+    assert centre_in_single_line(caret, (74, 0, 435, 40), True) == Rect(303, 13, 1, 14)
+    assert centre_in_single_line(Rect(100, 0, 1, 40), (74, 11, 435, 22), True) == Rect(100, 11, 1, 22)
+
+
+def test_multi_line_and_unknown_fields_keep_the_caret() -> None:
+    caret = Rect(303, 11, 1, 14)
+    assert centre_in_single_line(caret, (74, 11, 435, 22), False) == caret  # MULTI_LINE
+    assert centre_in_single_line(caret, (74, 11, 435, 200)) == caret  # a tall unmarked editor
+    assert centre_in_single_line(caret, None) == caret
+    assert centre_in_single_line(caret, (0, 0, 0, 0)) == caret
+    assert centre_in_single_line(caret, (400, 11, 100, 22)) == caret  # caret left of the field

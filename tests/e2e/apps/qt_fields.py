@@ -66,8 +66,9 @@ class FieldsWindow(QWidget):
         return {"normal": self.normal, "password": self.password, "editor": self.editor}
 
     def snapshot(self) -> dict:
-        """Texts, screen rectangles (logical pixels) and the focused field."""
-        out: dict = {"focus": None, "fields": {}}
+        """Texts, screen rectangles (logical pixels), the focused field and its
+        text cursor's screen rectangle (what the ghost text should line up with)."""
+        out: dict = {"focus": None, "fields": {}, "caret": None}
         focus = QApplication.focusWidget()
         for name, widget in self.fields().items():
             top_left = widget.mapToGlobal(widget.rect().topLeft())
@@ -78,6 +79,11 @@ class FieldsWindow(QWidget):
             }
             if widget is focus:
                 out["focus"] = name
+                # QPlainTextEdit's cursorRect is in its viewport's coordinates.
+                owner = widget.viewport() if isinstance(widget, QPlainTextEdit) else widget
+                cr = widget.cursorRect()
+                at = owner.mapToGlobal(cr.topLeft())
+                out["caret"] = [at.x(), at.y(), cr.width(), cr.height()]
         return out
 
     def write_state(self) -> None:

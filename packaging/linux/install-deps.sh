@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu system libraries ghosttype needs at run time
-# (the Qt xcb platform plugin's libraries, AT-SPI), and with --test also the
+# (the Qt xcb platform plugin's libraries, AT-SPI), a C/C++ compiler for
+# llama-cpp-python (pip builds it from source), and with --test also the
 # tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, a D-Bus
 # session bus, and the validators of the startup files: desktop-file-validate
 # and systemd-analyze).  Python packages are installed by pip, not here.
@@ -11,12 +12,13 @@ runtime=(
   libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1
   libdbus-1-3 at-spi2-core fonts-dejavu-core python3-venv
 )
+build=(build-essential)
 test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd
 )
 
-packages=("${runtime[@]}")
+packages=("${runtime[@]}" "${build[@]}")
 if [[ "${1:-}" == "--test" ]]; then
   packages+=("${test_tools[@]}")
 fi

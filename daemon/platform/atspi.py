@@ -142,10 +142,10 @@ class AtspiFocus:
         time).  Never raises."""
         limit = self.max_chars if max_chars is None else max(0, max_chars)
         try:
-            ref = self.focused_object()
-            if ref is None:
+            located = self._locate()
+            if located is None:
                 return None
-            return self._describe(ref, limit)
+            return self._describe(*located, limit)
         except AtspiCallError as exc:
             if exc.timed_out and exc.bus_name:
                 self._mark_stalled(exc.bus_name)
@@ -157,11 +157,18 @@ class AtspiFocus:
 
     def focused_object(self) -> Optional[ObjectRef]:
         """(bus name, path) of the focused accessible, or None."""
+        located = self._locate()
+        return None if located is None else located[0]
+
+    def _locate(self) -> Optional[tuple[ObjectRef, Sequence[int]]]:
+        """The focused accessible and its state words (read while finding it,
+        so describing it does not ask again)."""
         tracker = self._tracker
         if tracker is not None:
             ref = tracker.last()
-            if ref is not None and self._is_focused(ref):
-                return ref
+            words = None if ref is None else self._focused_state(ref)
+            if ref is not None and words is not None:
+                return ref, words
             generation = tracker.generation
         else:
             generation = 0
@@ -169,14 +176,14 @@ class AtspiFocus:
             miss_generation, when = self._walk_miss
             if miss_generation == generation and time.monotonic() - when < self.WALK_MISS_TTL_S:
                 return None
-        ref = self._walk_for_focus(time.monotonic() + self.walk_budget)
-        if ref is None:
+        found = self._walk_for_focus(time.monotonic() + self.walk_budget)
+        if found is None:
             self._walk_miss = (generation, time.monotonic())
         else:
             self._walk_miss = None
             if tracker is not None:
-                tracker.remember(ref)
-        return ref
+                tracker.remember(found[0])
+        return found
 
     def close(self) -> None:
         if self._tracker is not None:
@@ -197,7 +204,7 @@ class AtspiFocus:
 
     # -- one object ----------------------------------------------------------
 
-    def _describe(self, ref: ObjectRef, limit: int) -> AtspiAnswer:
+    def _describe(self, ref: ObjectRef, words: Sequence[int], limit: int) -> AtspiAnswer:
         bus_name, path = ref
         role = int(self._bus.call(bus_name, path, ACCESSIBLE, "GetRole")[0])
         try:
@@ -208,12 +215,13 @@ class AtspiFocus:
         app_name = self._app_name(bus_name)
         if is_password:
             return AtspiAnswer(True, None, None, app_name, ref)
-        text, caret = self._text_and_caret(bus_name, path, limit)
+        text, caret = self._text_and_caret(bus_name, path, limit, single_line(words))
         log.debug("AT-SPI focus role=%d app=%s chars=%s caret=%s", role, app_name,
                   None if text is None else len(text), caret is not None)
         return AtspiAnswer(is_password, text, caret, app_name, ref)
 
-    def _text_and_caret(self, bus_name: str, path: str, limit: int) -> tuple[Optional[str], Optional[Rect]]:
+    def _text_and_caret(self, bus_name: str, path: str, limit: int,
+                        single: Optional[bool]) -> tuple[Optional[str], Optional[Rect]]:
         try:
             offset = int(self._bus.get_property(bus_name, path, TEXT, "CaretOffset"))
         except AtspiCallError:
@@ -224,11 +232,14 @@ class AtspiFocus:
         text = str(self._bus.call(bus_name, path, TEXT, "GetText", "ii", (start, offset))[0])
         if len(text) > limit:  # an application that ignores the bounds
             text = text[len(text) - limit:] if limit else ""
-        return text, self._caret_rect(bus_name, path, offset, text)
+        return text, self._caret_rect(bus_name, path, offset, text, single)
 
-    def _caret_rect(self, bus_name: str, path: str, offset: int, text: str) -> Optional[Rect]:
+    def _caret_rect(self, bus_name: str, path: str, offset: int, text: str,
+                    single: Optional[bool]) -> Optional[Rect]:
         """The caret from character geometry: right after the character before
-        it, or at the character under it (after a newline, or at offset 0)."""
+        it, or at the character under it (after a newline, or at offset 0);
+        centred in the field when it is single-line (``single``: see
+        :func:`single_line`)."""
 
         def extents(at: int) -> Optional[tuple[int, int, int, int]]:
             try:
@@ -247,24 +258,9 @@ class AtspiFocus:
             previous_line = text.rfind("\n", 0, len(text) - 1) + 1
             line_start = extents(offset - len(text) + previous_line)
         caret = caret_from_extents(before, at, text[-1:] or None, line_start)
-        if caret is None:
-            return None
-        single = self._single_line(bus_name, path)
-        if single is False:
+        if caret is None or single is False:
             return caret
         return centre_in_single_line(caret, self._extents(bus_name, path), single)
-
-    def _single_line(self, bus_name: str, path: str) -> Optional[bool]:
-        """True / False when the toolkit marks the field single- or multi-line."""
-        try:
-            words = self._state(bus_name, path)
-        except AtspiCallError:
-            return None
-        if C.has_state(words, C.STATE_SINGLE_LINE):
-            return True
-        if C.has_state(words, C.STATE_MULTI_LINE):
-            return False
-        return None
 
     def _extents(self, bus_name: str, path: str) -> Optional[tuple[int, int, int, int]]:
         """The widget's box on screen (Component interface), or None."""
@@ -293,21 +289,24 @@ class AtspiFocus:
         del self._stalled[bus_name]
         return False
 
-    def _is_focused(self, ref: ObjectRef) -> bool:
+    def _focused_state(self, ref: ObjectRef) -> Optional[Sequence[int]]:
+        """The state words of ``ref`` if it is focused (and alive), else None."""
         if self._is_stalled(ref[0]):
-            return False
+            return None
         try:
             words = self._state(*ref)
         except AtspiCallError as exc:
             if exc.timed_out:
                 self._mark_stalled(ref[0])
-            return False
-        return C.has_state(words, C.STATE_FOCUSED) and not C.has_state(words, C.STATE_DEFUNCT)
+            return None
+        if C.has_state(words, C.STATE_FOCUSED) and not C.has_state(words, C.STATE_DEFUNCT):
+            return words
+        return None
 
     def _children(self, bus_name: str, path: str) -> list[ObjectRef]:
         return [(str(b), str(p)) for b, p in self._bus.call(bus_name, path, ACCESSIBLE, "GetChildren")[0]]
 
-    def _walk_for_focus(self, deadline: float) -> Optional[ObjectRef]:
+    def _walk_for_focus(self, deadline: float) -> Optional[tuple[ObjectRef, Sequence[int]]]:
         """Depth-first search of the active windows for a FOCUSED object."""
         try:
             apps = self._children(REGISTRY_BUS, DESKTOP_PATH)
@@ -336,7 +335,8 @@ class AtspiFocus:
                     return found
         return None
 
-    def _search(self, root: ObjectRef, deadline: float, budget: list[int]) -> Optional[ObjectRef]:
+    def _search(self, root: ObjectRef, deadline: float,
+                budget: list[int]) -> Optional[tuple[ObjectRef, Sequence[int]]]:
         stack: list[tuple[ObjectRef, int]] = [(root, 0)]
         while stack:
             if budget[0] <= 0 or time.monotonic() > deadline:
@@ -346,7 +346,7 @@ class AtspiFocus:
             try:
                 words = self._state(*ref)
                 if C.has_state(words, C.STATE_FOCUSED):
-                    return ref
+                    return ref, words
                 if depth >= self.WALK_MAX_DEPTH or (depth > 0 and not C.has_state(words, C.STATE_SHOWING)):
                     continue
                 children = self._children(*ref)
@@ -369,6 +369,16 @@ class AtspiFocus:
 
 
 # -- pure helpers (unit-tested; the caret geometry lives in caret_geometry) ----
+
+def single_line(words: Sequence[int]) -> Optional[bool]:
+    """True / False when the toolkit marks a field single- or multi-line in
+    its state, None when it says neither (Qt's line edits)."""
+    if C.has_state(words, C.STATE_SINGLE_LINE):
+        return True
+    if C.has_state(words, C.STATE_MULTI_LINE):
+        return False
+    return None
+
 
 def password_verdict(role: int, attributes: Mapping[str, str]) -> Optional[bool]:
     """Whether a widget with this role and these attributes holds a secret.

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from daemon.platform import atspi_constants as C
-from daemon.platform.atspi import caret_from_extents, password_verdict
+from daemon.platform.atspi import caret_from_extents, password_verdict, single_line
 from daemon.platform.caret_geometry import centre_in_single_line
 from daemon.platform.base import Rect
 
@@ -104,3 +104,9 @@ def test_multi_line_and_unknown_fields_keep_the_caret() -> None:
     assert centre_in_single_line(caret, None) == caret
     assert centre_in_single_line(caret, (0, 0, 0, 0)) == caret
     assert centre_in_single_line(caret, (400, 11, 100, 22)) == caret  # caret left of the field
+
+
+def test_single_line_from_state_words() -> None:
+    assert single_line([1 << 26, 0]) is True  # SINGLE_LINE (GTK entries)
+    assert single_line([1 << 17, 0]) is False  # MULTI_LINE
+    assert single_line([1124080000, 0]) is None  # Qt's QLineEdit: neither

@@ -231,7 +231,8 @@ def broken_model_desktop(xvfb: str, tmp_path: pathlib.Path):
     from daemon.llm.models import resolve_model
 
     broken = tmp_path / "truncated.gguf"
-    broken.write_bytes(resolve_model("smollm2").read_bytes()[: 4 << 20])
+    with open(resolve_model("smollm2"), "rb") as model:
+        broken.write_bytes(model.read(4 << 20))  # the first 4 MiB of 98
     yield from xterm_desktop(xvfb, tmp_path, BASE_CONFIG + f'model = "{broken}"\n', "error")
 
 

@@ -111,16 +111,21 @@ class SwallowLedger:
     (``KeySuppressor.listener_sees_swallowed``): on X11 the listener records
     a grabbed key in either order relative to the suppressor's report; on
     macOS it reports it first.  Unpaired reports expire after ``ttl_s``.
+    With ``pairs=False`` (the listener never sees a swallowed key) it pairs
+    nothing: every key the listener reports is a real one.
     """
 
-    def __init__(self, clock: Clock, ttl_s: float = 1.0) -> None:
+    def __init__(self, clock: Clock, ttl_s: float = 1.0, pairs: bool = True) -> None:
         self._clock = clock
         self._ttl = ttl_s
+        self._pairs = pairs
         self._reported: dict[str, collections.deque[float]] = collections.defaultdict(collections.deque)
         self._seen: dict[str, int] = collections.defaultdict(int)
 
     def reported(self, spec: str) -> None:
         """The suppressor swallowed a press of ``spec``."""
+        if not self._pairs:
+            return
         if self._seen[spec] > 0:
             self._seen[spec] -= 1
         else:
@@ -129,6 +134,8 @@ class SwallowLedger:
     def listener_saw(self, spec: str, armed_for: frozenset[str]) -> bool:
         """The listener saw ``spec``; True when that press was (or is being)
         swallowed and the event must be ignored."""
+        if not self._pairs:
+            return False
         q = self._reported.get(spec)
         now = self._clock()
         while q and q[0] < now:
@@ -186,9 +193,8 @@ class Controller:
         self._clock = clock
         self.tracker = InputTracker(config.buffer_chars)
         self._echo = InjectionEcho(clock)
-        self._ledger = SwallowLedger(clock)
-        #: does the listener report what the suppressor swallowed? (X11, macOS: yes)
-        self._pair_swallowed = bool(getattr(suppressor, "listener_sees_swallowed", True))
+        #: pairs only where the listener reports what the suppressor swallowed (X11, macOS)
+        self._ledger = SwallowLedger(clock, pairs=bool(getattr(suppressor, "listener_sees_swallowed", True)))
         self._enabled = config.enabled
         self._paused = False
         self._blocked = ""
@@ -281,7 +287,7 @@ class Controller:
             elif self._echo.consume(event):
                 self.counters["echo"] += 1
                 return
-            elif self._pair_swallowed and self._ledger.listener_saw(event_spec(event), self._armed_specs()):
+            elif self._ledger.listener_saw(event_spec(event), self._armed_specs()):
                 self.counters["swallowed"] += 1
                 return
             else:
@@ -344,8 +350,7 @@ class Controller:
         except KeySpecError:
             spec = name
         with self._lock:
-            if self._pair_swallowed:
-                self._ledger.reported(spec)
+            self._ledger.reported(spec)
             cfg = self._config
             if spec not in (cfg.accept_key, cfg.accept_word_key):
                 return

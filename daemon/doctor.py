@@ -81,7 +81,7 @@ def check_keyboard_listener() -> CheckResult:
 
 def check_atspi() -> CheckResult:
     try:
-        from daemon.platform.atspi import AtspiFocus
+        from daemon.platform.atspi.reader import AtspiFocus
     except ImportError as e:
         return CheckResult("accessibility (AT-SPI)", None, f"unavailable: {e}", "pip install jeepney")
     try:
@@ -103,7 +103,7 @@ def check_tray(env: Mapping[str, str]) -> CheckResult:
     if not env.get("DISPLAY"):
         return CheckResult("tray host", None, "no X display")
     try:
-        from daemon.platform.x11_common import open_display
+        from daemon.platform.x11.common import open_display
 
         display = open_display(env.get("DISPLAY"))
         try:

@@ -142,12 +142,12 @@ def _x11(env: Mapping[str, str], session: Session, accept_keys: Sequence[str],
             "the X11 backend needs DISPLAY (e.g. DISPLAY=:0); it is not set in this environment"
         )
     try:
-        from daemon.platform import x11
+        from daemon.platform.x11 import backend as x11
     except ImportError as exc:
         raise PlatformError(
             f"the X11 backend needs python-xlib ({exc}); install it with `pip install python-xlib`"
         ) from exc
-    from daemon.platform.x11_keys import KeyNameError, parse_keys
+    from daemon.platform.x11.keys import KeyNameError, parse_keys
 
     try:
         parse_keys(accept_keys)  # a config mistake is reported before any connection
@@ -169,8 +169,8 @@ def _x11(env: Mapping[str, str], session: Session, accept_keys: Sequence[str],
 
 
 def _native(name: str, session: Session, accept_keys: Sequence[str]) -> Platform:
-    """The macOS or Windows backend (``daemon.platform.macos`` / ``.windows``)."""
-    module = importlib.import_module(f"daemon.platform.{name}")
+    """The macOS or Windows backend (``daemon.platform.macos.backend`` / ``.windows``)."""
+    module = importlib.import_module(f"daemon.platform.{name}.backend")
     focus, caret, injector, suppressor = _assemble(module.parts(accept_keys))
     log.info("platform: %s (%s); accept keys: %s", name, session.describe(), ", ".join(accept_keys))
     return Platform(name, focus, caret, suppressor, injector, session,  # type: ignore[arg-type]
@@ -203,7 +203,7 @@ def _atspi(env: Mapping[str, str]) -> object | None:
             log.info("no D-Bus session bus: accessibility (AT-SPI) is off")
             return None
     try:
-        module = importlib.import_module("daemon.platform.atspi")
+        module = importlib.import_module("daemon.platform.atspi.reader")
     except ImportError as exc:
         log.info("accessibility (AT-SPI) unavailable: %s", exc)
         return None

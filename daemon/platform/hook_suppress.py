@@ -5,7 +5,7 @@ place where a key can be swallowed: the low-level keyboard hook, or the
 Quartz event tap.  So the suppressor there is not a second hook but a
 decision that hook consults for every key (:class:`~daemon.platform.base.ListenerHook`).
 This module is that decision, free of OS calls: the backend modules
-(``windows_keys``, ``macos_keys``) turn a raw event into
+(``windows.keys``, ``macos.keys``) turn a raw event into
 ``(code, pressed, modifiers, ours)`` and the key specs into :class:`HookKey`
 values; everything else (armed or not, exact modifiers, pairing a swallowed
 press with its release, reporting to ``on_key``) is here and unit-tested.

@@ -329,8 +329,8 @@ class Part:
 
 
 def fake_backend(monkeypatch, name, log, fail_at=None):
-    """Install a fake ``daemon.platform.<name>`` whose ``parts`` records calls."""
-    module = types.ModuleType(f"daemon.platform.{name}")
+    """Install a fake ``daemon.platform.<name>.backend`` whose ``parts`` records calls."""
+    module = types.ModuleType(f"daemon.platform.{name}.backend")
 
     def parts(accept_keys):
         log.append(("parts", tuple(accept_keys)))
@@ -349,7 +349,7 @@ def fake_backend(monkeypatch, name, log, fail_at=None):
         return [make(k) for k in ("focus", "caret", "injector", "suppressor")]
 
     module.parts = parts
-    monkeypatch.setitem(sys.modules, f"daemon.platform.{name}", module)
+    monkeypatch.setitem(sys.modules, f"daemon.platform.{name}.backend", module)
 
 
 @pytest.mark.parametrize("os_name, name", [("darwin", "macos"), ("win32", "windows")])

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from daemon.platform.base import FocusState, Rect
 from daemon.platform.hook_suppress import HookKeySuppressor, RawKey
-from daemon.platform.macos import permission_problems
-from daemon.platform.macos_focus import (
+from daemon.platform.macos.backend import permission_problems
+from daemon.platform.macos.focus import (
     MacFocus,
     app_id_from,
     ax_box_to_rect,
@@ -25,8 +25,8 @@ from daemon.platform.macos_focus import (
     read_window,
     tail_text,
 )
-from daemon.platform.macos_inject import MAX_UNITS, keystroke_plan
-from daemon.platform.macos_keys import (
+from daemon.platform.macos.inject import MAX_UNITS, keystroke_plan
+from daemon.platform.macos.keys import (
     KEY_DOWN,
     KEY_UP,
     RETURN,
@@ -377,8 +377,8 @@ def test_missing_input_monitoring_is_a_warning():
 def test_real_macos_backend_modules_import_pyobjc():  # pragma: no cover - macOS only
     import Quartz
 
-    from daemon.platform.macos_ax import AX
-    from daemon.platform.macos_inject import MacTextInjector
+    from daemon.platform.macos.ax import AX
+    from daemon.platform.macos.inject import MacTextInjector
 
     ax = AX()
     assert ax.attr(ax.system, "AXRole") in (None, "AXSystemWide")

@@ -18,8 +18,8 @@ from daemon.platform.base import PlatformError, Rect
 from daemon.platform.session import DisplayServer, detect_session
 
 xk = pytest.importorskip("Xlib.XK")
-from daemon.platform import x11_keys  # noqa: E402  (needs python-xlib)
-from daemon.platform.x11_caret import X11CaretLocator, _scaled  # noqa: E402
+from daemon.platform.x11 import keys as x11_keys  # noqa: E402  (needs python-xlib)
+from daemon.platform.x11.caret import X11CaretLocator, _scaled  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 UNREACHABLE = ":987"  # no server listens there in the test environment

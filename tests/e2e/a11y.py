@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from daemon.platform.atspi_bus import accessibility_bus_address
+from daemon.platform.atspi.bus import accessibility_bus_address
 from daemon.platform.base import PlatformError, Rect
 from tests.e2e.xserver import App, start_app, wait_until, x_env, xdotool, xvfb  # noqa: F401
 

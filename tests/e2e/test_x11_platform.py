@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("xterm") is None, reason="xterm is not installed"),
 ]
 
-x11 = pytest.importorskip("daemon.platform.x11")
+x11 = pytest.importorskip("daemon.platform.x11.backend")
 from Xlib import X, XK, Xatom, error  # noqa: E402  (after the importorskip above)
 from Xlib.display import Display  # noqa: E402
 
@@ -115,7 +115,7 @@ def test_focus_merges_accessibility_answer(term: Terminal):
 
 
 def test_focus_merges_atspi_answer_object(term: Terminal):
-    atspi = pytest.importorskip("daemon.platform.atspi")
+    atspi = pytest.importorskip("daemon.platform.atspi.reader")
     from daemon.platform.base import Rect
 
     class FakeAtspi:

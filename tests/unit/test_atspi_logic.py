@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.platform import atspi_constants as C
-from daemon.platform.atspi import caret_from_extents, password_verdict, single_line
+from daemon.platform.atspi import constants as C
+from daemon.platform.atspi.reader import caret_from_extents, password_verdict, single_line
 from daemon.platform.caret_geometry import centre_in_single_line
 from daemon.platform.base import Rect
 

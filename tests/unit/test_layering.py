@@ -103,3 +103,32 @@ def test_os_bindings_stay_in_daemon_platform():
     offenders += [str(p.relative_to(ROOT)) for p in paths
                   if "windll" in p.read_text(encoding="utf-8") or "WinDLL" in p.read_text(encoding="utf-8")]
     assert offenders == []
+
+
+BACKENDS = ("x11", "atspi", "macos", "windows")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_platform_backends_do_not_import_each_other(backend):
+    """One package per backend under ``daemon/platform``; a backend may use the
+    shared helpers beside ``base.py`` but never another backend's modules (the
+    selector in ``daemon/platform/__init__.py`` composes them)."""
+    package = ROOT / "daemon" / "platform" / backend
+    assert (package / "__init__.py").is_file()
+    others = tuple(f"daemon.platform.{b}" for b in BACKENDS if b != backend)
+    offenders = []
+    for path in package.rglob("*.py"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            words = line.strip().split()
+            if len(words) >= 2 and words[0] in ("import", "from") and (
+                words[1] in others or words[1].startswith(tuple(o + "." for o in others))
+            ):
+                offenders.append(f"{path.relative_to(ROOT)}: {line.strip()}")
+    assert offenders == []
+
+
+def test_platform_has_no_flat_backend_modules():
+    """Backend modules live in their package, not as ``x11_*.py`` beside the protocols."""
+    flat = sorted(p.name for p in (ROOT / "daemon" / "platform").glob("*.py")
+                  if p.stem.split("_")[0] in BACKENDS)
+    assert flat == []

@@ -9,12 +9,12 @@ the focused control is a password field.
 * Window id: the focused control's window (``GetGUIThreadInfo``'s
   ``hwndFocus``) when known, else the foreground window, so moving between
   the fields of a dialog counts as a focus change.
-* Password: UI Automation's ``IsPassword`` (``windows_uia``, when comtypes is
+* Password: UI Automation's ``IsPassword`` (``uia``, when comtypes is
   installed) and, for classic edit controls, the ``ES_PASSWORD`` style, which
   costs two cheap calls and needs no COM.  Neither knowing: None.
 
 Text before the caret and the caret itself are not read here (the caret
-comes from ``windows_caret``); the controller uses its own keystroke buffer.
+comes from ``caret``); the controller uses its own keystroke buffer.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import ntpath
 from typing import Optional
 
 from daemon.platform.base import FocusState
-from daemon.platform.windows_api import (
+from daemon.platform.windows.api import (
     DWORD,
     ES_PASSWORD,
     GUITHREADINFO,
@@ -70,7 +70,7 @@ def password_verdict(uia: Optional[bool], edit: Optional[bool]) -> Optional[bool
 
 class WindowsFocus:
     """``FocusInfo`` for Windows; see the module docstring.  ``uia`` is a
-    ``windows_uia.UiaPasswordProbe`` or None."""
+    ``uia.UiaPasswordProbe`` or None."""
 
     def __init__(self, uia: Optional[object] = None) -> None:
         self._user32 = user32()

@@ -15,8 +15,8 @@ from Xlib import X, error
 from Xlib.ext import xtest
 
 from daemon.platform.base import PlatformError
-from daemon.platform.x11_common import ModifierBits, open_display
-from daemon.platform.x11_keys import KeySpec, ignored_mask_combinations, modifier_mask, parse_keys
+from daemon.platform.x11.common import ModifierBits, open_display
+from daemon.platform.x11.keys import KeySpec, ignored_mask_combinations, modifier_mask, parse_keys
 
 log = logging.getLogger(__name__)
 

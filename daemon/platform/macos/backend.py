@@ -1,10 +1,10 @@
-"""The macOS platform: the selector's front door to the ``macos_*`` modules.
+"""The macOS platform: the selector's front door to the modules of this package.
 
-* focus: ``macos_focus`` (AX focused element, Secure Event Input)
-* caret: ``macos_caret`` (AX caret from the focus state, else near the pointer)
+* focus: ``focus`` (AX focused element, Secure Event Input)
+* caret: ``caret`` (AX caret from the focus state, else near the pointer)
 * accept keys: :class:`~daemon.platform.hook_suppress.HookKeySuppressor`
   deciding inside pynput's event tap (``darwin_intercept``)
-* typing: ``macos_inject`` (Quartz events with Unicode strings)
+* typing: ``inject`` (Quartz events with Unicode strings)
 
 Needs pyobjc (``pyobjc-framework-ApplicationServices`` and
 ``pyobjc-framework-Quartz``, imported only here and in those modules) and
@@ -65,11 +65,11 @@ def parts(accept_keys: Sequence[str]) -> list[Callable[[], object]]:
         import Quartz
     except ImportError as exc:
         raise PlatformError(f"the macOS backend needs pyobjc ({exc}); install it with `{PYOBJC_HINT}`") from exc
-    from daemon.platform.macos_ax import AX
-    from daemon.platform.macos_caret import MacCaretLocator
-    from daemon.platform.macos_focus import MacFocus
-    from daemon.platform.macos_inject import MacTextInjector
-    from daemon.platform.macos_keys import make_decoder, parse_mac_keys
+    from daemon.platform.macos.ax import AX
+    from daemon.platform.macos.caret import MacCaretLocator
+    from daemon.platform.macos.focus import MacFocus
+    from daemon.platform.macos.inject import MacTextInjector
+    from daemon.platform.macos.keys import make_decoder, parse_mac_keys
 
     try:
         parse_mac_keys(accept_keys)  # a config mistake is reported before anything starts

@@ -1,11 +1,11 @@
-"""The Windows platform: the selector's front door to the ``windows_*`` modules.
+"""The Windows platform: the selector's front door to the modules of this package.
 
-* focus: ``windows_focus`` (foreground window, executable, password field
+* focus: ``focus`` (foreground window, executable, password field
   via UI Automation when ``comtypes`` is installed, and classic edit styles)
-* caret: ``windows_caret`` (system caret, physical -> Qt logical pixels)
+* caret: ``caret`` (system caret, physical -> Qt logical pixels)
 * accept keys: :class:`~daemon.platform.hook_suppress.HookKeySuppressor`
   deciding inside pynput's low-level keyboard hook (``win32_event_filter``)
-* typing: ``windows_inject`` (``SendInput`` with Unicode key events)
+* typing: ``inject`` (``SendInput`` with Unicode key events)
 
 Only ctypes is required; everything is loaded when :func:`parts` runs.
 """
@@ -28,11 +28,11 @@ def parts(accept_keys: Sequence[str]) -> list[Callable[[], object]]:
     Raises ``PlatformError`` when this is not Windows or a key is invalid."""
     if not sys.platform.startswith(("win32", "cygwin")):
         raise PlatformError("the Windows backend runs on Windows only")
-    from daemon.platform import windows_api
-    from daemon.platform.windows_caret import WindowsCaretLocator
-    from daemon.platform.windows_focus import WindowsFocus
-    from daemon.platform.windows_inject import WindowsTextInjector
-    from daemon.platform.windows_keys import decode_hook_event, held_modifiers, parse_vk_keys
+    from daemon.platform.windows import api as windows_api
+    from daemon.platform.windows.caret import WindowsCaretLocator
+    from daemon.platform.windows.focus import WindowsFocus
+    from daemon.platform.windows.inject import WindowsTextInjector
+    from daemon.platform.windows.keys import decode_hook_event, held_modifiers, parse_vk_keys
 
     user32 = windows_api.user32()
 
@@ -66,11 +66,11 @@ def parts(accept_keys: Sequence[str]) -> list[Callable[[], object]]:
 def _uia_probe() -> object | None:
     """The UI Automation password probe, or None without comtypes.  comtypes
     is looked up, not imported: importing it initialises COM on the importing
-    thread, which must be the probe's own thread (see ``windows_uia``)."""
+    thread, which must be the probe's own thread (see ``uia``)."""
     if importlib.util.find_spec("comtypes") is None:
         log.info("comtypes is not installed: password fields are recognised in classic "
                  "edit controls only (pip install comtypes)")
         return None
-    from daemon.platform.windows_uia import UiaPasswordProbe
+    from daemon.platform.windows.uia import UiaPasswordProbe
 
     return UiaPasswordProbe()

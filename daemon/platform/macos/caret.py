@@ -6,7 +6,7 @@ terminals drawn with custom views): ``caret_geometry.pointer_caret`` with the
 pointer (``CGEventGetLocation``), the focused window (AX ``AXPosition`` and
 ``AXSize``) and the display under the pointer (``CGDisplayBounds``).  All
 three are global points with a top-left origin, which is Qt's logical
-coordinate system on macOS (see ``macos_focus``), so nothing is scaled.
+coordinate system on macOS (see ``focus``), so nothing is scaled.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Any, Optional
 
 from daemon.platform.base import FocusState, Rect
 from daemon.platform.caret_geometry import pointer_caret
-from daemon.platform.macos_focus import ax_box_to_rect
+from daemon.platform.macos.focus import ax_box_to_rect
 
 log = logging.getLogger(__name__)
 
 
 class MacCaretLocator:
-    """See the module docstring.  ``ax`` is a ``macos_ax.AX``."""
+    """See the module docstring.  ``ax`` is a ``ax.AX``."""
 
     def __init__(self, ax: Any) -> None:
         import Quartz

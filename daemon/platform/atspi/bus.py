@@ -8,7 +8,7 @@ so that every call has a deadline and reports failure as one exception type
 go, hang, or implement only part of the protocol, and none of that may ever
 block or crash the daemon.
 
-Only ``daemon.platform.atspi*`` modules import jeepney.
+Only ``daemon.platform.atspi.reader*`` modules import jeepney.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The AX C API returns error codes and wraps structures (ranges, rectangles)
 in ``AXValue`` objects; this adapter turns both into plain Python: ``None``
 for any error, tuples for structures.  It holds no logic of its own, so the
-decisions made from its answers (``macos_focus``) are tested with a fake of
+decisions made from its answers (``focus``) are tested with a fake of
 this class.
 
 Every call is a round trip to the target application.  The messaging

@@ -25,7 +25,7 @@ from typing import Optional
 
 from daemon.platform.base import FocusState, Rect
 from daemon.platform.caret_geometry import pointer_caret
-from daemon.platform.windows_api import (
+from daemon.platform.windows.api import (
     DPI_AWARENESS_UNAWARE,
     GUITHREADINFO,
     MDT_EFFECTIVE_DPI,

@@ -9,7 +9,7 @@ import threading
 from Xlib import X, error
 
 from daemon.platform.base import FocusState
-from daemon.platform.x11_common import open_display
+from daemon.platform.x11.common import open_display
 
 log = logging.getLogger(__name__)
 

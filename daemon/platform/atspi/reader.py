@@ -35,8 +35,8 @@ import time
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from daemon.platform import atspi_constants as C
-from daemon.platform.atspi_bus import (
+from daemon.platform.atspi import constants as C
+from daemon.platform.atspi.bus import (
     ACCESSIBLE,
     APP_ROOT_PATH,
     COMPONENT,
@@ -49,7 +49,7 @@ from daemon.platform.atspi_bus import (
     accessibility_bus_address,
     set_toolkit_accessibility,
 )
-from daemon.platform.atspi_focus_tracker import FocusTracker, ObjectRef
+from daemon.platform.atspi.focus_tracker import FocusTracker, ObjectRef
 from daemon.platform.base import PlatformError, Rect
 from daemon.platform.caret_geometry import caret_from_extents, centre_in_single_line, usable
 

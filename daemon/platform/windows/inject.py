@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Optional, Sequence
 from daemon.platform.base import PlatformError
 from daemon.platform.text_pieces import Key, text_pieces
 from daemon.platform.utf16 import utf16_units
-from daemon.platform.windows_api import (
+from daemon.platform.windows.api import (
     INPUT,
     INPUT_KEYBOARD,
     KEYEVENTF_EXTENDEDKEY,
@@ -31,7 +31,7 @@ from daemon.platform.windows_api import (
     KEYEVENTF_UNICODE,
     user32,
 )
-from daemon.platform.windows_keys import (
+from daemon.platform.windows.keys import (
     EXTENDED_MODIFIER_VKS,
     INJECTED_TAG,
     MENU_MODIFIER_VKS,

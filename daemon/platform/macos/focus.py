@@ -165,7 +165,7 @@ class AppKitApps:
 
 class MacFocus:
     """``FocusInfo`` for macOS; see the module docstring.  ``ax`` is a
-    ``macos_ax.AX``, ``apps`` an :class:`AppKitApps` (both faked in tests).
+    ``ax.AX``, ``apps`` an :class:`AppKitApps` (both faked in tests).
     Application names are cached per pid."""
 
     def __init__(self, ax: Any, apps: Optional[AppKitApps] = None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Union
 
-from daemon.platform.macos_keys import RETURN, TAB
+from daemon.platform.macos.keys import RETURN, TAB
 from daemon.platform.text_pieces import Key, text_pieces
 from daemon.platform.utf16 import utf16_chunks, utf16_len
 

@@ -10,7 +10,7 @@ from Xlib import error
 
 from daemon.platform.base import FocusState, Rect
 from daemon.platform.caret_geometry import LINE_HEIGHT, MARGIN, POINTER_GAP, pointer_caret
-from daemon.platform.x11_common import open_display, window_rect
+from daemon.platform.x11.common import open_display, window_rect
 
 
 

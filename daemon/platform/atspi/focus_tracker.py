@@ -19,7 +19,7 @@ from typing import Optional
 
 from jeepney import MatchRule, MessageType
 
-from daemon.platform.atspi_bus import (
+from daemon.platform.atspi.bus import (
     EVENT_OBJECT,
     REGISTRY_BUS,
     REGISTRY_IFACE,

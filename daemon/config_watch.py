@@ -6,10 +6,18 @@ inode would miss.  Bursts of events (write, chmod, rename) are debounced into
 one reload.  A valid file is handed to ``on_change`` (only when it differs from
 the last good one); an invalid one is reported through ``on_error`` and the
 last good config stays in force.  Callbacks run on a timer thread.
+
+Only events that can change the file's content count: watchdog also reports
+opening and closing a file without writing, and reading the file to reload it
+would otherwise schedule the next reload, forever (an invalid file was reported
+every debounce interval).  An invalid file is reported once per distinct
+content: saving the same broken bytes again, or any event that leaves them
+unchanged, says nothing new.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import pathlib
@@ -19,6 +27,18 @@ from typing import Callable, Optional, Union
 from daemon.config import Config, ConfigError, load_config
 
 log = logging.getLogger(__name__)
+
+#: watchdog event types that may change what the file holds (not "opened",
+#: "closed_no_write": our own reload would trigger those).
+CONTENT_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
+
+
+def content_signature(path: pathlib.Path) -> Optional[str]:
+    """A digest of the file's bytes, or None when it cannot be read."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 class ConfigWatcher:
@@ -42,6 +62,7 @@ class ConfigWatcher:
         self.last_good: Optional[Config] = current
         self.reloads = 0
         self._in_error = False
+        self._reported_error: Optional[tuple[Optional[str], str]] = None  #: (content, message)
 
     def start(self) -> None:
         """Start watching (creates the directory if needed)."""
@@ -52,6 +73,8 @@ class ConfigWatcher:
 
         class _Handler(FileSystemEventHandler):
             def on_any_event(self, event) -> None:  # type: ignore[no-untyped-def]
+                if getattr(event, "event_type", "modified") not in CONTENT_EVENTS:
+                    return
                 paths = {getattr(event, "src_path", ""), getattr(event, "dest_path", "")}
                 if any(p and os.path.abspath(os.fsdecode(p)) == str(watcher.path) for p in paths):
                     watcher.schedule()
@@ -87,10 +110,14 @@ class ConfigWatcher:
         try:
             cfg = load_config(self.path)
         except ConfigError as e:
-            log.error("config file invalid, keeping the previous settings:\n%s", e)
             self._in_error = True
-            self._call(self._on_error, e.first_line)
+            report = (content_signature(self.path), e.first_line)
+            if report != self._reported_error:  # once per distinct broken content
+                self._reported_error = report
+                log.error("config file invalid, keeping the previous settings:\n%s", e)
+                self._call(self._on_error, e.first_line)
             return None
+        self._reported_error = None
         self.reloads += 1
         if cfg == self.last_good and not self._in_error:
             return None

@@ -232,3 +232,19 @@ def test_logging_to_file_and_levels(tmp_path):
     assert parse_level("DEBUG") == logging.DEBUG
     with pytest.raises(ValueError):
         parse_level("loud")
+
+
+def test_invalid_file_is_reported_once_until_it_changes(watched):
+    path, col, w = watched
+    path.write_text("max_tokens = -1\n")
+    col.wait()
+    # Reading the file to reload it must not schedule another reload, and the
+    # same broken content is not reported again even when asked to reload.
+    time.sleep(1.0)
+    w.reload()
+    assert len(col.errors) == 1, col.errors
+    path.write_text("max_tokens = -2\n")  # a different mistake: reported
+    col.wait()
+    path.write_text("max_tokens = -2\n")  # saved again unchanged: silent
+    time.sleep(0.8)
+    assert len(col.errors) == 2, col.errors

@@ -20,6 +20,16 @@ Rules worth knowing:
   (:class:`~daemon.capture.tracker.InjectionEcho` drops it), and a swallowed
   accept key may be seen by the listener too (:class:`SwallowLedger` pairs
   each swallowed press with at most one listener event).
+* **The field is the truth.**  Where accessibility exposes the focused field's
+  text, a suggestion is shown only once the field's text before the caret
+  agrees with the key buffer (re-read for a bounded time while the
+  application catches up with the key); when it still disagrees (select-all
+  and BackSpace, paste, undo, autocorrect) the buffer is reset from the
+  field.  A shown suggestion is tied to a :class:`~daemon.field_anchor.FieldAnchor`
+  (field, caret offset, text before it): accessibility events that break it
+  hide the suggestion, and an accept key inserts only while it holds (a Tab
+  is typed instead).  Where text follows the caret on its line nothing is
+  suggested (the ghost text would cover it).
 * **Privacy.**  Disabled, paused, a denylisted application or a password field
   (or an unidentifiable field with ``unknown_fields = "skip"``): the buffer is
   cleared, nothing is captured and nothing is suggested.  Nothing here logs
@@ -50,7 +60,8 @@ from daemon.capture.keyboard import KeySpecError, normalize_key_spec
 from daemon.capture.tracker import RESET_KINDS, InjectionEcho, InputTracker, Snapshot
 from daemon.config import Config
 from daemon.cpc.suggestion import Suggestion
-from daemon.platform.base import CaretLocator, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
+from daemon.field_anchor import FieldAnchor, field_agrees
+from daemon.platform.base import CaretLocator, FieldLook, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)
@@ -62,14 +73,21 @@ _FOCUS_KINDS = frozenset({Kind.FOCUS_CHANGED, Kind.CARET_MOVED, Kind.SHORTCUT, K
 _TEXT_KINDS = frozenset({Kind.CHAR, Kind.BACKSPACE, Kind.ENTER, Kind.TAB})
 _WORD = re.compile(r"\s*(?:\w+|[^\w\s]+)")
 
+#: How long a reading of the focused field may be repeated while the
+#: application catches up with a key (its accessibility tree lags its input),
+#: and the pause between readings.
+SETTLE_S = 0.25
+SETTLE_POLL_S = 0.01
+
 
 class UiSink(Protocol):
     """Where the controller sends what the user should see.  Implementations
     must be callable from any thread and must not block (the Qt one posts to
     a mailbox)."""
 
-    def show(self, text: str, caret: Optional[Rect]) -> None:
-        """Show ``text`` as ghost text at ``caret`` (None: position unknown)."""
+    def show(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None) -> None:
+        """Show ``text`` as ghost text at ``caret`` (None: position unknown),
+        in the field's font and inside its box when ``look`` says so."""
 
     def hide(self) -> None: ...
 
@@ -207,7 +225,12 @@ class Controller:
         self._backend: tuple[str, str] = ("ready", "") if worker is not None else ("loading", "")
         self._config_error = ""
         self._status: Optional[tuple[str, str]] = None
-        self._caret_cache: Optional[tuple[int, Optional[Rect]]] = None  #: (generation, caret)
+        #: (generation, focus, caret) of the settled reading for a buffer state
+        self._caret_cache: Optional[tuple[int, FocusState, Optional[Rect]]] = None
+        self._anchor: Optional[FieldAnchor] = None  #: the field state the visible ghost continues
+        self._key_time: Optional[float] = None  #: when the key behind the current buffer arrived
+        #: milliseconds from a key to its ghost text (most recent first out)
+        self.latencies_ms: collections.deque[float] = collections.deque(maxlen=2000)
         self.counters: collections.Counter[str] = collections.Counter()
 
     # ------------------------------------------------------------------ wiring
@@ -275,6 +298,7 @@ class Controller:
         refresh_focus = False
         with self._lock:
             self.counters["keys"] += 1
+            self._key_time = self._clock()
             cfg = self._config
             if cfg.pause_key and event.kind is not Kind.CHAR and event.name == cfg.pause_key:
                 self._set_paused_locked(not self._paused)
@@ -317,6 +341,8 @@ class Controller:
             self.tracker.feed(event)
             self.counters["typed_through"] += 1
             rest = self._ghost[1:]
+            if self._anchor is not None:
+                self._anchor = self._anchor.advanced(event.char, self.tracker.text)
             if rest:
                 self._set_ghost(rest)
                 return (self.tracker.generation, rest)
@@ -350,10 +376,19 @@ class Controller:
         except KeySpecError:
             spec = name
         with self._lock:
+            anchor = self._anchor if self._ghost else None
+        holds = True if anchor is None else self._anchor_holds(anchor)
+        with self._lock:
             self._ledger.reported(spec)
             cfg = self._config
             if spec not in (cfg.accept_key, cfg.accept_word_key):
                 return
+            if self._ghost and not holds and self._anchor is anchor:
+                # The field, its caret or its text changed under the
+                # suggestion: insert nothing old.
+                self.counters["accept_refused"] += 1
+                log.debug("accept key refused: the field changed under the suggestion")
+                self._hide()
             if self._ghost and self._active():
                 piece = self._ghost if spec == cfg.accept_key else next_word(self._ghost)
                 self.counters["accepted" if spec == cfg.accept_key else "accepted_word"] += 1
@@ -369,6 +404,8 @@ class Controller:
             if self._enabled and not self._paused and not self._blocked:
                 self.tracker.accept(piece)
             rest = self._ghost[len(piece):] if self._ghost.startswith(piece) else ""
+            if self._anchor is not None:
+                self._anchor = self._anchor.advanced(piece, self.tracker.text)
             if rest:
                 self._set_ghost(rest)
             else:
@@ -444,7 +481,8 @@ class Controller:
                 log.warning("focus query failed: %s", describe_exception(e))
                 state = FocusState()
         with self._lock:
-            if only_if_changed and state.window_id == previous.window_id and state.is_password == previous.is_password:
+            if (only_if_changed and state.window_id == previous.window_id
+                    and state.field_id == previous.field_id and state.is_password == previous.is_password):
                 self._focus = state
                 return
             self._focus = state
@@ -539,7 +577,7 @@ class Controller:
         if self._worker is None or not self._active():
             return
         text = self.tracker.text
-        if not text.strip():
+        if not text.strip() or self._focus.at_line_end is False:
             self._pending = None
             self._worker.cancel()
             return
@@ -562,6 +600,7 @@ class Controller:
         if self._ghost:
             self._ghost = ""
             self._sink.hide()
+        self._anchor = None
         self._disarm()
 
     def _disarm(self) -> None:
@@ -603,30 +642,91 @@ class Controller:
 
     def _present(self, generation: int, text: str) -> None:
         """Show ``text`` at the caret unless the state moved on meanwhile
-        (the caret query runs without the lock)."""
-        caret = self._locate_caret()
+        (the field is read without the lock).  Where the field's text is
+        readable it must agree with the buffer the suggestion was made for;
+        if it does not, the field wins: the buffer is reset from it and a new
+        suggestion requested."""
+        focus, caret = self._settled_field(generation)
         with self._lock:
             if self.tracker.generation != generation or self._ghost != text or not self._active():
                 return
+            field_text = focus.text_before_caret
+            if field_text is not None and not field_agrees(field_text, self.tracker.text):
+                self.counters["field_corrections"] += 1
+                log.debug("the field's text disagrees with the key buffer: using the field's")
+                self._resync(focus)
+                return
+            if focus.at_line_end is False:
+                self.counters["mid_line"] += 1
+                self._hide()
+                return
+            self._anchor = FieldAnchor.of(focus.field_id, focus.caret_offset, self.tracker.text)
             self.counters["shown"] += 1
-            self._sink.show(text, caret)
+            if self._key_time is not None:
+                self.latencies_ms.append((self._clock() - self._key_time) * 1000.0)
+                log.debug("ghost shown %.1f ms after the key", self.latencies_ms[-1])
+                self._key_time = None
+            if focus.look is not None:
+                self._sink.show(text, caret, look=focus.look)
+            else:
+                self._sink.show(text, caret)
 
-    def _locate_caret(self) -> Optional[Rect]:
-        """The caret rectangle for the current text.  An accessible caret
-        moves with every keystroke, so it is re-read once per buffer
-        generation (streamed partial results of one request reuse it)."""
+    def _resync(self, focus: FocusState) -> None:
+        """Lock held: take the buffer from the field, hide, and ask again."""
+        self._hide()
+        self._focus = focus
+        self.tracker.replace(focus.text_before_caret or "")
+        self._echo.clear()
+        self._pending = None
+        if self._worker is not None:
+            self._worker.cancel()
+        self._request()
+
+    # ------------------------------------------------------------------ reading the field
+
+    def _read_focus(self) -> Optional[FocusState]:
+        if self._focus_info is None:
+            return None
+        try:
+            return self._focus_info.current()
+        except Exception as e:
+            log.warning("focus query failed: %s", describe_exception(e))
+            return None
+
+    def _settle(self, accept: Callable[[FocusState], bool]) -> Optional[FocusState]:
+        """Read the focused field until ``accept`` holds, re-reading for at
+        most ``SETTLE_S`` while it does not (the application has not caught
+        up yet, or the field really changed); the last reading either way.
+        A field without readable text is returned at once."""
+        deadline = self._clock() + SETTLE_S
+        previous: Optional[FocusState] = None
+        while True:
+            state = self._read_focus()
+            if state is None or state.text_before_caret is None or accept(state):
+                return state
+            if state == previous and self._clock() >= deadline:
+                return state
+            if self._clock() >= deadline + SETTLE_S:  # never settles: give up
+                return state
+            previous = state
+            time.sleep(SETTLE_POLL_S)
+
+    def _settled_field(self, generation: int) -> tuple[FocusState, Optional[Rect]]:
+        """The focused field and caret once the application has caught up
+        with the buffer state ``generation`` (read once per generation:
+        streamed partial results of one request reuse it)."""
         with self._lock:
             focus = self._focus
-            generation = self.tracker.generation
+            expected = self.tracker.text
             if self._caret_cache is not None and self._caret_cache[0] == generation:
-                return self._caret_cache[1]
-        if focus.caret is not None and self._focus_info is not None:
-            try:
-                fresh = self._focus_info.current()
-                if fresh.window_id == focus.window_id:
-                    focus = fresh
-            except Exception as e:
-                log.warning("focus query failed: %s", describe_exception(e))
+                return self._caret_cache[1], self._caret_cache[2]
+        if focus.caret is not None or focus.text_before_caret is not None:
+            fresh = self._settle(lambda s: field_agrees(s.text_before_caret or "", expected))
+            if fresh is not None and fresh.window_id == focus.window_id:
+                focus = fresh
+                with self._lock:
+                    if self.tracker.generation == generation:
+                        self._focus = fresh
         if self._caret_locator is None:
             caret = focus.caret
         else:
@@ -636,10 +736,43 @@ class Controller:
                 log.warning("caret query failed: %s", describe_exception(e))
                 caret = focus.caret
         with self._lock:
-            self._caret_cache = (generation, caret)
-        return caret
-        try:
-            return self._caret_locator.caret_rect(focus)
-        except Exception as e:
-            log.warning("caret query failed: %s", describe_exception(e))
-            return focus.caret
+            self._caret_cache = (generation, focus, caret)
+        return focus, caret
+
+    def _anchor_holds(self, anchor: FieldAnchor) -> bool:
+        """Whether the focused field is still in the state ``anchor`` names
+        (waiting briefly for the application to catch up with keys it has
+        been sent); True when the field cannot be read."""
+        state = self._settle(lambda s: anchor.holds(s.field_id, s.caret_offset, s.text_before_caret))
+        if state is None or state.text_before_caret is None and not state.field_id:
+            return True
+        return anchor.holds(state.field_id, state.caret_offset, state.text_before_caret)
+
+    def on_field_event(self) -> None:
+        """Accessibility says focus moved, or the focused field's caret or
+        text changed (possibly without a key: a browser tab, a dialog, paste
+        by mouse, autocorrect).  Follows focus changes and hides a suggestion
+        whose field state no longer holds, resyncing the buffer from the
+        field.  Runs on a watcher thread, never on the event listener's."""
+        if self._focus_info is None:
+            return
+        with self._lock:
+            generation = self.tracker.generation
+            anchor = self._anchor if self._ghost else None
+        if anchor is None:
+            state = self._read_focus()
+        else:
+            state = self._settle(lambda s: anchor.holds(s.field_id, s.caret_offset, s.text_before_caret))
+        if state is None:
+            return
+        self.on_focus(state, only_if_changed=True)
+        with self._lock:
+            if (anchor is None or self._anchor is not anchor or self.tracker.generation != generation
+                    or anchor.holds(state.field_id, state.caret_offset, state.text_before_caret)):
+                return
+            self.counters["field_changed"] += 1
+            log.debug("the field changed under the suggestion: hidden")
+            if state.text_before_caret is None:
+                self._reset("field-changed")
+            else:
+                self._resync(state)

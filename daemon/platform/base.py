@@ -22,6 +22,20 @@ class Rect:
 
 
 @dataclass(frozen=True)
+class FieldLook:
+    """How the focused field draws its text, as far as accessibility says.
+
+    ``font_family`` / ``font_px`` come from the text attributes (empty / 0
+    when not reported); ``clip`` is the box of a single-line field, which the
+    ghost text must not run past (None for multi-line fields or when unknown).
+    """
+
+    font_family: str = ""
+    font_px: float = 0.0
+    clip: Optional[Rect] = None
+
+
+@dataclass(frozen=True)
 class FocusState:
     """What is known about the focused window/widget at one moment."""
 
@@ -30,6 +44,15 @@ class FocusState:
     is_password: Optional[bool] = None  #: None = could not tell
     text_before_caret: Optional[str] = None  #: from accessibility, when available
     caret: Optional[Rect] = None  #: caret rectangle, when available
+    #: The focused field inside the window (e.g. an accessible object's bus
+    #: name and path), "" when only the window is known.  Browser tabs and
+    #: dialogs change it without changing ``window_id``.
+    field_id: str = ""
+    caret_offset: Optional[int] = None  #: the caret's offset in the field's text
+    #: False when text other than whitespace follows the caret on its line
+    #: (editing mid-line), None when unknown.
+    at_line_end: Optional[bool] = None
+    look: Optional[FieldLook] = None
 
 
 class FocusInfo(Protocol):

@@ -63,10 +63,12 @@ class RecordingSink:
         self.events: list[tuple] = []
         self.visible = ""
         self.status: tuple[str, str] = ("", "")
+        self.looks: list = []
 
-    def show(self, text: str, caret: Optional[Rect]) -> None:
+    def show(self, text: str, caret: Optional[Rect], look=None) -> None:
         with self.lock:
             self.events.append(("show", text, caret))
+            self.looks.append(look)
             self.visible = text
 
     def hide(self) -> None:

@@ -7,15 +7,22 @@ registry, then listens for ``StateChanged("focused", 1)`` signals on its own
 connection in a daemon thread.  The registration is tied to that connection:
 when it closes, the registry forgets it.
 
+It also follows caret moves and text changes (``object:text-caret-moved``,
+``object:text-changed``) of the focused object, and tells a watcher (see
+:meth:`FocusTracker.watch`) about those and every focus change: a browser tab,
+a dialog or another field can take focus, and a field's text can change by
+paste, undo or autocorrect, all without the X window changing.
+
 Only the (bus name, object path) of the last focused object is kept; no
-text ever passes through here.
+text ever passes through here (text-changed events carry the inserted text
+in their body; it is not looked at).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Optional
+from typing import Callable, Optional
 
 from jeepney import MatchRule, MessageType
 
@@ -34,6 +41,9 @@ log = logging.getLogger(__name__)
 ObjectRef = tuple[str, str]
 
 FOCUS_EVENT = "object:state-changed:focused"
+#: Events of the focused object that may invalidate a visible suggestion.
+FIELD_EVENTS = ("object:text-caret-moved", "object:text-changed")
+FIELD_MEMBERS = frozenset({"TextCaretMoved", "TextChanged"})
 
 
 class FocusTracker:
@@ -55,10 +65,13 @@ class FocusTracker:
         self._last: Optional[ObjectRef] = None
         self._generation = 0
         self._stop = threading.Event()
+        self._watchers: list[Callable[[], None]] = []
         try:
-            self._bus.add_match(MatchRule(type="signal", interface=EVENT_OBJECT, member="StateChanged"))
-            self._bus.call(REGISTRY_BUS, REGISTRY_PATH, REGISTRY_IFACE, "RegisterEvent",
-                           "sass", (FOCUS_EVENT, [], ""))
+            for member in ("StateChanged", *sorted(FIELD_MEMBERS)):
+                self._bus.add_match(MatchRule(type="signal", interface=EVENT_OBJECT, member=member))
+            for event in (FOCUS_EVENT, *FIELD_EVENTS):
+                self._bus.call(REGISTRY_BUS, REGISTRY_PATH, REGISTRY_IFACE, "RegisterEvent",
+                               "sass", (event, [], ""))
         except AtspiCallError:
             self._bus.close()
             raise
@@ -81,6 +94,13 @@ class FocusTracker:
         with self._lock:
             self._last = ref
 
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` on the listener thread after every focus change
+        and every caret move or text change of the focused object.  It must
+        return quickly (hand work to another thread)."""
+        with self._lock:
+            self._watchers.append(callback)
+
     def is_alive(self) -> bool:
         return self._thread.is_alive()
 
@@ -99,20 +119,36 @@ class FocusTracker:
     def _handle(self, msg) -> None:
         fields = msg.header.fields
         # HeaderFields: 1 path, 2 interface, 3 member, 7 sender.
-        if (msg.header.message_type != MessageType.signal or fields.get(2) != EVENT_OBJECT
-                or fields.get(3) != "StateChanged"):
+        if msg.header.message_type != MessageType.signal or fields.get(2) != EVENT_OBJECT:
+            return
+        member = fields.get(3)
+        ref = (str(fields.get(7, "")), str(fields.get(1, "")))
+        if member in FIELD_MEMBERS:
+            with self._lock:
+                relevant = ref == self._last
+                watchers = list(self._watchers) if relevant else []
+            self._notify(watchers)
             return
         body = msg.body
-        if len(body) < 2 or body[0] != "focused":
+        if member != "StateChanged" or len(body) < 2 or body[0] != "focused":
             return
-        ref = (str(fields.get(7, "")), str(fields.get(1, "")))
         with self._lock:
             self._generation += 1
             if body[1] == 1:
                 self._last = ref
             elif self._last == ref:
                 self._last = None
+            watchers = list(self._watchers)
         log.debug("AT-SPI focus %s on %s %s", "gained" if body[1] == 1 else "lost", *ref)
+        self._notify(watchers)
+
+    @staticmethod
+    def _notify(watchers: list[Callable[[], None]]) -> None:
+        for callback in watchers:
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - a watcher must not end the listener
+                log.exception("AT-SPI event watcher failed")
 
     def close(self) -> None:
         self._stop.set()

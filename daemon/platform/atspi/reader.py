@@ -50,13 +50,17 @@ from daemon.platform.atspi.bus import (
     set_toolkit_accessibility,
 )
 from daemon.platform.atspi.focus_tracker import FocusTracker, ObjectRef
-from daemon.platform.base import PlatformError, Rect
+from daemon.platform.base import FieldLook, PlatformError, Rect
 from daemon.platform.caret_geometry import caret_from_extents, centre_in_single_line, usable
 
 log = logging.getLogger(__name__)
 
 #: Default number of characters of context read before the caret.
 DEFAULT_MAX_CHARS = 2000
+#: Characters read after the caret to tell whether it is at the end of its line.
+LINE_PEEK_CHARS = 80
+#: CSS/toolkit pixels per typographic point (AT-SPI reports sizes in points).
+PX_PER_PT = 96 / 72
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,12 @@ class AtspiAnswer:
     #: (bus name, object path) of the focused object: a change means the focus
     #: moved to another widget.
     object_ref: ObjectRef = ("", "")
+    #: The caret's offset in the widget's text; None without a caret.
+    caret_offset: Optional[int] = None
+    #: False when non-blank text follows the caret on its line; None unknown.
+    at_line_end: Optional[bool] = None
+    #: Font from the text attributes and, for single-line fields, their box.
+    look: Optional[FieldLook] = None
 
 
 class AtspiFocus:
@@ -155,6 +165,15 @@ class AtspiFocus:
             log.warning("AT-SPI query failed unexpectedly", exc_info=True)
             return None
 
+    def watch(self, callback) -> bool:
+        """Call ``callback()`` (on the listener thread; it must return
+        quickly) on focus changes and on caret moves and text changes of the
+        focused object.  False when events are unavailable."""
+        if self._tracker is None:
+            return False
+        self._tracker.watch(callback)
+        return True
+
     def focused_object(self) -> Optional[ObjectRef]:
         """(bus name, path) of the focused accessible, or None."""
         located = self._locate()
@@ -215,27 +234,46 @@ class AtspiFocus:
         app_name = self._app_name(bus_name)
         if is_password:
             return AtspiAnswer(True, None, None, app_name, ref)
-        text, caret = self._text_and_caret(bus_name, path, limit, single_line(words))
-        log.debug("AT-SPI focus role=%d app=%s chars=%s caret=%s", role, app_name,
-                  None if text is None else len(text), caret is not None)
-        return AtspiAnswer(is_password, text, caret, app_name, ref)
-
-    def _text_and_caret(self, bus_name: str, path: str, limit: int,
-                        single: Optional[bool]) -> tuple[Optional[str], Optional[Rect]]:
+        single = single_line(words)
         try:
             offset = int(self._bus.get_property(bus_name, path, TEXT, "CaretOffset"))
         except AtspiCallError:
-            return None, None  # no Text interface: not a text field
+            offset = -1  # no Text interface: not a text field
         if offset < 0:
-            return None, None
-        start = max(0, offset - limit)
-        text = str(self._bus.call(bus_name, path, TEXT, "GetText", "ii", (start, offset))[0])
+            return AtspiAnswer(is_password, None, None, app_name, ref)
+        text = self._text(bus_name, path, max(0, offset - limit), offset, limit)
+        after = self._text(bus_name, path, offset, offset + LINE_PEEK_CHARS, LINE_PEEK_CHARS)
+        field = self._extents(bus_name, path) if single is not False else None
+        caret = self._caret_rect(bus_name, path, offset, text, single, field)
+        look = self._look(bus_name, path, offset, single, field, caret)
+        log.debug("AT-SPI focus role=%d app=%s chars=%d caret=%s", role, app_name, len(text), caret is not None)
+        return AtspiAnswer(is_password, text, caret, app_name, ref, offset, at_line_end(after), look)
+
+    def _text(self, bus_name: str, path: str, start: int, end: int, limit: int) -> str:
+        text = normalise_text(str(self._bus.call(bus_name, path, TEXT, "GetText", "ii", (start, end))[0]))
         if len(text) > limit:  # an application that ignores the bounds
-            text = text[len(text) - limit:] if limit else ""
-        return text, self._caret_rect(bus_name, path, offset, text, single)
+            text = (text[len(text) - limit:] if start else text[:limit]) if limit else ""
+        return text
+
+    def _look(self, bus_name: str, path: str, offset: int, single: Optional[bool],
+              field: Optional[tuple[int, int, int, int]], caret: Optional[Rect]) -> FieldLook:
+        """The font of the text at the caret and, for a single-line field,
+        the field's box (the ghost text must stay inside it)."""
+        try:
+            attributes = dict(self._bus.call(bus_name, path, TEXT, "GetAttributeRun", "ib",
+                                             (max(0, offset - 1), True))[0])
+        except AtspiCallError:
+            attributes = {}
+        family, px = font_from_attributes(attributes)
+        clip = None
+        if field is not None and caret is not None and usable(field):
+            fx, fy, fw, fh = field
+            if single or (single is None and fh < 2 * caret.height):
+                clip = Rect(fx, fy, fw, fh)
+        return FieldLook(family, px, clip)
 
     def _caret_rect(self, bus_name: str, path: str, offset: int, text: str,
-                    single: Optional[bool]) -> Optional[Rect]:
+                    single: Optional[bool], field: Optional[tuple[int, int, int, int]]) -> Optional[Rect]:
         """The caret from character geometry: right after the character before
         it, or at the character under it (after a newline, or at offset 0);
         centred in the field when it is single-line (``single``: see
@@ -260,7 +298,7 @@ class AtspiFocus:
         caret = caret_from_extents(before, at, text[-1:] or None, line_start)
         if caret is None or single is False:
             return caret
-        return centre_in_single_line(caret, self._extents(bus_name, path), single)
+        return centre_in_single_line(caret, field, single)
 
     def _extents(self, bus_name: str, path: str) -> Optional[tuple[int, int, int, int]]:
         """The widget's box on screen (Component interface), or None."""
@@ -378,6 +416,35 @@ def single_line(words: Sequence[int]) -> Optional[bool]:
     if C.has_state(words, C.STATE_MULTI_LINE):
         return False
     return None
+
+
+def normalise_text(text: str) -> str:
+    """Browsers keep typed spaces in editable HTML as no-break spaces; the
+    key buffer and the model know them as spaces."""
+    return text.replace("\u00a0", " ")
+
+
+def at_line_end(after: str) -> bool:
+    """Whether only whitespace follows the caret up to the end of its line
+    (``after`` is the text right after the caret)."""
+    return not after.split("\n", 1)[0].strip()
+
+
+def font_from_attributes(attributes: Mapping[str, str]) -> tuple[str, float]:
+    """(family, pixel size) from AT-SPI text attributes (``family-name``,
+    ``size`` in points such as ``"12"`` or ``"12pt"``); ("", 0) parts when
+    absent or unreadable."""
+    family = str(attributes.get("family-name", "") or "").split(",")[0].strip().strip("'\"")
+    size = str(attributes.get("size", "") or "").strip().lower()
+    px = 0.0
+    try:
+        if size.endswith("px"):
+            px = float(size[:-2])
+        elif size:
+            px = float(size.removesuffix("pt")) * PX_PER_PT
+    except ValueError:
+        px = 0.0
+    return family, px if px > 0 else 0.0
 
 
 def password_verdict(role: int, attributes: Mapping[str, str]) -> Optional[bool]:

@@ -101,6 +101,7 @@ class X11Focus:
     def _merge_atspi(self, state: FocusState) -> FocusState:
         if self._atspi is None:
             return state
+        extra: dict = {}
         try:
             answer = self._atspi.query()
             if not answer:
@@ -108,6 +109,13 @@ class X11Focus:
             if hasattr(answer, "is_password"):  # daemon.platform.atspi.AtspiAnswer
                 is_password, text, caret = answer.is_password, answer.text_before_caret, answer.caret
                 app_name = str(getattr(answer, "app_name", "") or "")
+                ref = getattr(answer, "object_ref", None)
+                extra = dict(
+                    field_id=":".join(ref) if ref and ref[0] else "",
+                    caret_offset=getattr(answer, "caret_offset", None),
+                    at_line_end=getattr(answer, "at_line_end", None),
+                    look=getattr(answer, "look", None),
+                )
             else:  # a plain (is_password, text_before_caret, caret) tuple
                 is_password, text, caret = answer
                 app_name = ""
@@ -124,7 +132,15 @@ class X11Focus:
             is_password=is_password,
             text_before_caret=text,
             caret=caret,
+            **extra,
         )
+
+    def watch(self, callback) -> bool:
+        """Call ``callback()`` (from a background thread) whenever the
+        accessibility bus reports a focus, caret or text change; False when
+        there is no such source (no AT-SPI)."""
+        watch = getattr(self._atspi, "watch", None)
+        return bool(watch is not None and watch(callback))
 
     def close(self) -> None:
         """Close the X connection and the accessibility reader handed to us."""

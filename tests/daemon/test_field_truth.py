@@ -1,0 +1,196 @@
+"""The field is the truth: the controller against a simulated accessible
+text field that lags behind the keys, changes without keys (select-all +
+BackSpace, another browser tab taking focus) and has text after the caret."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from daemon.capture.events import KeyEvent, Kind
+from daemon.config import Config
+from daemon.controller import Controller
+from daemon.cpc.suggestion import Suggestion
+from daemon.field_anchor import FieldAnchor
+from daemon.platform.base import FieldLook, FocusState, Rect
+from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink
+
+CHAR_W = 8
+
+
+class SimField:
+    """An accessible text field: its text, caret and id, read like AT-SPI.
+    ``lag`` readings after each change still return the previous state (the
+    application's accessibility tree catching up with its input)."""
+
+    def __init__(self, field_id: str = "app:/field/1", text: str = "", lag: int = 0) -> None:
+        self.field_id = field_id
+        self.text = text
+        self.caret = len(text)
+        self.lag = lag
+        self._stale: Optional[FocusState] = None
+        self._stale_reads = 0
+        self.reads = 0
+        self.look = FieldLook("DejaVu Sans", 16.0, None)
+
+    def _state(self) -> FocusState:
+        before = self.text[: self.caret]
+        after = self.text[self.caret:].split("\n", 1)[0]
+        return FocusState(app_id="browser", window_id=7, is_password=False, text_before_caret=before,
+                          caret=Rect(100 + CHAR_W * self.caret, 50, 1, 18), field_id=self.field_id,
+                          caret_offset=self.caret, at_line_end=not after.strip(), look=self.look)
+
+    def current(self) -> FocusState:
+        self.reads += 1
+        if self._stale is not None and self._stale_reads > 0:
+            self._stale_reads -= 1
+            return self._stale
+        return self._state()
+
+    def _changing(self) -> None:
+        if self.lag:
+            self._stale, self._stale_reads = self._state(), self.lag
+
+    def insert(self, s: str) -> None:
+        self._changing()
+        self.text = self.text[: self.caret] + s + self.text[self.caret:]
+        self.caret += len(s)
+
+    def select_all_delete(self) -> None:
+        self._changing()
+        self.text, self.caret = "", 0
+
+
+def ch(c):
+    return KeyEvent(Kind.CHAR, char=c)
+
+
+class Rig:
+    def __init__(self, field: SimField) -> None:
+        self.field = field
+        self.sink = RecordingSink()
+        self.sup = FakeSuppressor()
+        self.inj = FakeInjector()
+        self.worker = ManualWorker()
+        self.c = Controller(Config(debounce_ms=0), self.sink, worker=self.worker, injector=self.inj,
+                            suppressor=self.sup, focus=self.field)
+        self.inj.echo = self._echo
+        self.c.start()
+
+    def _echo(self, text: str) -> None:
+        if text == "\t":
+            self.c.on_key(KeyEvent(Kind.TAB, name="tab"))
+        else:
+            self.field.insert(text)
+            for c in text:
+                self.c.on_key(ch(c))
+
+    def type(self, text: str) -> None:
+        for c in text:
+            # The app gets the key as the listener does; its accessibility
+            # tree reports it ``lag`` readings later.
+            self.field.insert(c)
+            self.c.on_key(ch(c))
+
+    def answer(self, text: str) -> None:
+        self.c.on_result(self.worker.last[0], Suggestion(text, 0.9), True)
+
+    def tab(self) -> None:
+        if not self.sup.press("tab"):
+            self.field.insert("\t")
+            self.c.on_key(KeyEvent(Kind.TAB, name="tab"))
+
+
+def test_a_lagging_field_is_waited_for_and_the_ghost_starts_at_its_settled_caret() -> None:
+    r = Rig(SimField(lag=3))
+    r.type("Hello wor")
+    r.answer("ld")
+    kind, text, caret, *_ = r.sink.events[-1]
+    assert (kind, text) == ("show", "ld")
+    assert caret == Rect(100 + CHAR_W * 9, 50, 1, 18)  # after "Hello wor", not one character behind
+    assert r.c.latencies_ms  # key-to-ghost time was recorded
+
+
+def test_the_ghost_carries_the_fields_font() -> None:
+    r = Rig(SimField())
+    r.type("Hello wor")
+    r.answer("ld")
+    assert r.sink.looks[-1] == FieldLook("DejaVu Sans", 16.0, None)
+
+
+def test_select_all_and_backspace_leave_no_ghost_and_tab_inserts_nothing() -> None:
+    r = Rig(SimField(lag=1))
+    r.type("The quick brown fox jumps over the la")
+    r.answer("zy dog")
+    assert r.sink.visible == "zy dog"
+    r.c.on_key(KeyEvent(Kind.SHORTCUT, name="ctrl+a"))
+    r.c.on_key(KeyEvent(Kind.BACKSPACE, name="backspace"))
+    r.field.select_all_delete()
+    if r.worker.requests and r.worker.last[1].strip():
+        r.answer("azy dog")  # a result for the stale buffer arrives
+    assert r.sink.visible == ""
+    assert r.c.buffer_text == ""
+    r.tab()
+    assert r.inj.typed == [] and r.field.text == "\t"
+
+
+def test_another_field_taking_focus_hides_the_ghost_and_tab_inserts_nothing_old() -> None:
+    r = Rig(SimField())
+    r.type("Dear Sir or Mad")
+    r.answer("am, I")
+    assert r.sink.visible == "am, I"
+    r.field.field_id, r.field.text, r.field.caret = "app:/field/2", "", 0  # a new tab's textarea
+    r.c.on_field_event()
+    assert r.sink.visible == "" and not r.sup.armed
+    r.tab()
+    assert r.inj.typed == [] and r.field.text == "\t"
+
+
+def test_tab_checks_the_field_and_types_a_tab_when_it_changed_unseen() -> None:
+    r = Rig(SimField())
+    r.type("Dear Sir or Mad")
+    r.answer("am, I")
+    r.field.insert("XYZ")  # pasted by the mouse; no event delivered yet
+    r.tab()
+    assert r.inj.typed == ["\t"]  # the Tab reached the field, the suggestion did not
+    assert "am, I" not in r.field.text
+    assert r.c.counters["accept_refused"] == 1
+
+
+def test_typing_through_and_tab_at_once_still_accepts() -> None:
+    r = Rig(SimField(lag=2))
+    r.type("Hello wor")
+    r.answer("ld peace")
+    r.type("l")  # typed through; the app reports it two readings late
+    r.tab()
+    assert r.inj.typed == ["d peace"]
+    assert r.field.text == "Hello world peace"
+
+
+def test_word_accept_then_next_ghost_sits_after_the_inserted_word() -> None:
+    r = Rig(SimField(lag=2))
+    r.type("Hello wor")
+    r.answer("ld peace")
+    assert r.sup.press("ctrl+right")
+    assert r.field.text == "Hello world"
+    assert r.sink.visible == " peace"
+    kind, text, caret, *_ = r.sink.events[-1]
+    assert caret.x == 100 + CHAR_W * len("Hello world")
+
+
+def test_mid_line_gets_no_suggestion() -> None:
+    field = SimField(text="Hello  world")
+    field.caret = 6
+    r = Rig(field)
+    r.c.on_key(KeyEvent(Kind.CARET_MOVED, name="left"))
+    r.type("big")
+    assert r.sink.visible == ""
+    if r.worker.requests:
+        r.answer("gest")
+    assert r.sink.visible == ""
+
+
+def test_anchor_names_the_field_state_of_the_visible_ghost() -> None:
+    r = Rig(SimField())
+    r.type("abc def")
+    r.answer("ghi")
+    assert r.c._anchor == FieldAnchor.of("app:/field/1", 7, "abc def")

@@ -24,9 +24,12 @@ from daemon.capture.keyboard import KeyboardSource
 from daemon.config import Config, ConfigError, ensure_config_file, load_config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller, UiSink
+from daemon.event_pump import EventPump
 from daemon.logsetup import set_level, setup_logging
+from daemon.notices import STATUS_LOG, Notices, startup_line
 from daemon.platform import Platform, select_platform
 from daemon.platform.base import PlatformError
+from daemon.platform.notifications import desktop_notifier
 from daemon.worker import SuggestionWorker
 
 log = logging.getLogger(__name__)
@@ -87,6 +90,7 @@ class _Runtime:
     keyboard: KeyboardSource
     watcher: ConfigWatcher
     stop: threading.Event
+    field_events: Optional[EventPump] = None
 
 
 class Daemon:
@@ -105,6 +109,8 @@ class Daemon:
         self.log_level = log_level
         self._worker_lock = threading.Lock()
         self._rt: Optional[_Runtime] = None
+        self._controller: Optional[Controller] = None
+        self.notices = Notices(desktop_notifier())
 
     # -- configuration ---------------------------------------------------------------
 
@@ -138,6 +144,7 @@ class Daemon:
                 scale=lambda: scale_holder[0](),
             )
         except PlatformError as e:
+            self.notices.startup_failed(str(e))
             raise StartupError(str(e)) from None
         controller_box: list[Controller] = []
         try:
@@ -160,38 +167,68 @@ class Daemon:
             caret=platform.caret,
         )
         controller_box.append(controller)
+        self._controller = controller
         worker = self._new_worker(config, controller)
         controller.attach_worker(worker)
         worker.start()
         if config_error:
             controller.on_config_error(config_error)
+            self.notices.config_error(config_error.splitlines()[0])
         controller.start()
+        field_events = self._follow_field_events(platform, controller)
 
         keyboard = KeyboardSource(controller.on_key, hook=platform.listener_hook)
         keyboard.start()
         watcher = ConfigWatcher(
             self.config_path,
-            on_change=lambda cfg: self._apply_config(cfg.with_overrides(**self.overrides)),
-            on_error=controller.on_config_error,
+            on_change=self._on_config_change,
+            on_error=self._on_config_error,
             current=config,
         )
         watcher.start()
         stop = threading.Event()
-        self._rt = _Runtime(platform, frontend, controller, worker, keyboard, watcher, stop)
+        self._rt = _Runtime(platform, frontend, controller, worker, keyboard, watcher, stop, field_events)
         threading.Thread(target=self._housekeeping, name="ghosttype-watchdog", daemon=True).start()
-        log.info("ghosttype running (platform %s, config %s)", platform.name, self.config_path)
+        log.info("config %s", self.config_path)
+        STATUS_LOG.info("%s", startup_line(config, platform.name))
         try:
             return frontend.run()
         finally:
             self._shutdown()
 
     def _new_worker(self, config: Config, controller: Controller) -> SuggestionWorker:
+        def on_status(state: str, message: str = "") -> None:
+            controller.on_backend_status(state, message)
+            self.notices.backend_status(state, message)
+
         return SuggestionWorker(
             decoder_factory=make_decoder_factory(config),
             on_result=controller.on_result,
-            on_status=controller.on_backend_status,
+            on_status=on_status,
             debounce_ms=config.debounce_ms,
         )
+
+    @staticmethod
+    def _follow_field_events(platform: Platform, controller: Controller) -> Optional[EventPump]:
+        """Accessibility events (focus, caret, text changes inside a window)
+        re-check the focused field on a thread of their own."""
+        watch = getattr(platform.focus, "watch", None)
+        if watch is None:
+            return None
+        pump = EventPump(controller.on_field_event, name="ghosttype-field-events")
+        if not watch(pump.poke):
+            return None
+        pump.start()
+        return pump
+
+    def _on_config_change(self, config: Config) -> None:
+        self.notices.config_ok()
+        self._apply_config(config.with_overrides(**self.overrides))
+
+    def _on_config_error(self, message: str) -> None:
+        if self._controller is not None:
+            self._controller.on_config_error(message)
+        self.notices.config_error(message)
 
     def _apply_config(self, config: Config) -> None:
         rt = self._rt
@@ -238,6 +275,7 @@ class Daemon:
         rt.stop.set()
         for step, action in (
             ("keyboard", rt.keyboard.stop),
+            ("field events", rt.field_events.stop if rt.field_events is not None else lambda: None),
             ("config watcher", rt.watcher.stop),
             ("controller", rt.controller.close),
             ("worker", rt.worker.stop),

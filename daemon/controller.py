@@ -61,10 +61,12 @@ from daemon.capture.tracker import RESET_KINDS, InjectionEcho, InputTracker, Sna
 from daemon.config import Config
 from daemon.cpc.suggestion import Suggestion
 from daemon.field_anchor import FieldAnchor, field_agrees
+from daemon.logsetup import STATUS_LOGGER
 from daemon.platform.base import CaretLocator, FieldLook, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)
+STATUS_LOG = logging.getLogger(STATUS_LOGGER)
 
 Clock = Callable[[], float]
 
@@ -635,7 +637,7 @@ class Controller:
             status = ("ready", "")
         if status != self._status:
             self._status = status
-            log.info("status: %s%s", status[0], f" ({status[1]})" if status[1] else "")
+            STATUS_LOG.info("status: %s%s", status[0], f" ({status[1]})" if status[1] else "")
             self._sink.set_status(*status)
 
     # ------------------------------------------------------------------ presenting

@@ -18,6 +18,8 @@ APP_NAME = "ghosttype"
 LOG_FILENAME = "ghosttype.log"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _HANDLER_TAG = "_ghosttype_handler"
+#: The logger of the daemon's status lines (see ``daemon.notices``).
+STATUS_LOGGER = "ghosttype.status"
 
 
 def default_log_dir() -> pathlib.Path:
@@ -90,5 +92,7 @@ def set_level(level: Union[str, int]) -> None:
     """Change the level at run time (config reload)."""
     lvl = parse_level(level)
     logging.getLogger().setLevel(lvl)
+    # Status lines (running, ready, paused, failed) show at the default level.
+    logging.getLogger(STATUS_LOGGER).setLevel(logging.INFO if lvl <= logging.WARNING else lvl)
     for name in QUIET_LIBRARIES:
         logging.getLogger(name).setLevel(max(lvl, logging.WARNING))

@@ -21,7 +21,7 @@ from typing import Callable, Optional, Protocol, Union
 
 from PyQt6.QtCore import QObject, Qt, pyqtSignal, pyqtSlot
 
-from daemon.platform.base import Rect
+from daemon.platform.base import FieldLook, Rect
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +35,10 @@ class Show:
 
     text: str
     caret: Optional[Rect] = None
+    look: Optional[FieldLook] = None  #: the field's font and single-line box
 
     def __repr__(self) -> str:  # never put typed text or suggestions in logs
-        return f"Show(len={len(self.text)}, caret={self.caret!r})"
+        return f"Show(len={len(self.text)}, caret={self.caret!r}, look={self.look!r})"
 
 
 @dataclass(frozen=True)
@@ -122,9 +123,9 @@ class MailboxSink:
     def __init__(self, mailbox: Mailbox) -> None:
         self._mailbox = mailbox
 
-    def show(self, text: str, caret: Optional[Rect]) -> None:
+    def show(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None) -> None:
         """Show ``text`` as ghost text at ``caret`` (empty text hides)."""
-        self._mailbox.post(Show(text, caret) if text else Hide())
+        self._mailbox.post(Show(text, caret, look) if text else Hide())
 
     def hide(self) -> None:
         self._mailbox.post(Hide())
@@ -142,7 +143,7 @@ class MailboxSink:
 
 
 class GhostView(Protocol):
-    def show_suggestion(self, text: str, caret: Optional[Rect]) -> None: ...
+    def show_suggestion(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None) -> None: ...
 
     def hide_suggestion(self) -> None: ...
 
@@ -164,7 +165,10 @@ class UiDispatcher:
     def __call__(self, command: Command) -> None:
         if isinstance(command, Show):
             if command.text:
-                self._overlay.show_suggestion(command.text, command.caret)
+                if command.look is not None:
+                    self._overlay.show_suggestion(command.text, command.caret, command.look)
+                else:
+                    self._overlay.show_suggestion(command.text, command.caret)
             else:
                 self._overlay.hide_suggestion()
         elif isinstance(command, Hide):

@@ -18,8 +18,13 @@ Looks, with and without a compositor:
 Compositing is checked each time the overlay goes from hidden to visible, so a
 compositor that starts or stops later is picked up.
 
-Size: the font's line height is matched to the caret height (a text caret is as
-tall as its line), so the ghost text has the size of the surrounding text.
+Font: the field's own family and size when accessibility reports them (AT-SPI
+text attributes); otherwise the font's line height is matched to the caret
+height (a text caret is as tall as its line), so the ghost text has the size of
+the surrounding text.  A caret taller than any text line (Firefox reports the
+whole height of an empty textarea) keeps the default size and the text sits at
+its top.  In a single-line field the ghost text stops at the field's right
+edge, elided with an ellipsis, instead of spilling over what follows.
 Coordinates are Qt logical pixels; Qt scales painting by the screen's
 devicePixelRatio, and the window is moved onto the screen that holds the caret.
 """
@@ -45,13 +50,16 @@ from PyQt6.QtGui import (
 )
 from PyQt6.QtWidgets import QApplication, QWidget
 
-from daemon.platform.base import Rect
+from daemon.platform.base import FieldLook, Rect
 
 log = logging.getLogger(__name__)
 
 #: Caret heights outside this range are not a text line (a fallback position,
-#: a whole-widget rectangle): the system default font is used instead.
-CARET_LINE_HEIGHTS = range(6, 129)
+#: a whole-widget rectangle, an empty textarea's full height): the system
+#: default font is used instead.
+CARET_LINE_HEIGHTS = range(6, 65)
+#: Pixel sizes accepted from an application's text attributes.
+FONT_PX_RANGE = (6.0, 48.0)
 
 OVERLAY_FLAGS = (
     Qt.WindowType.ToolTip
@@ -103,6 +111,18 @@ def font_for_line_height(base: QFont, line_height: int) -> QFont:
     return font
 
 
+def font_for_field(base: QFont, family: str, px: float) -> Optional[QFont]:
+    """The field's font (family and pixel size from its text attributes),
+    the size clamped to ``FONT_PX_RANGE``; None when the size is unknown."""
+    if px <= 0:
+        return None
+    font = QFont(base)
+    if family:
+        font.setFamily(family)
+    font.setPixelSize(round(min(max(px, FONT_PX_RANGE[0]), FONT_PX_RANGE[1])))
+    return font
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where the overlay window goes and where its text is drawn inside it."""
@@ -119,6 +139,7 @@ def compute_layout(
     screen: QRect,
     boxed: bool,
     style: GhostStyle = GhostStyle(),
+    clip: Optional[Rect] = None,
 ) -> Layout:
     """Place ``text`` so its first glyph starts at the caret and its line box is
     centred on the caret's height, then keep the window inside ``screen``.
@@ -126,17 +147,25 @@ def compute_layout(
     Text that would run off the right edge is elided (the ghost text stays
     aligned with the caret); only when the caret is so close to the edge that
     fewer than ``style.min_visible_chars`` would be visible is the window
-    shifted left instead.
+    shifted left instead.  ``clip`` is a single-line field's box: the text
+    keeps to its first line and is elided at the field's right edge, never
+    shifted (it must not cover the typed text).  A caret more than two lines
+    tall is not one line's height: the text sits at its top.
     """
     line_h = metrics.height()
     spacing = metrics.lineSpacing()
     lines = text.split("\n")
+    if clip is not None:
+        lines = lines[:1]
     pad_x = style.box_pad_x + 1 if boxed else 0  # +1: the border
     pad_y = style.box_pad_y + 1 if boxed else 0
     gap = style.box_gap if boxed else 0
 
     x = caret.x + gap
-    line_top = caret.y + (caret.height - line_h) / 2.0
+    if caret.height > 2 * line_h:
+        line_top = float(caret.y)
+    else:
+        line_top = caret.y + (caret.height - line_h) / 2.0
     y = math.floor(line_top) - pad_y
 
     screen_right = screen.x() + screen.width()
@@ -144,8 +173,13 @@ def compute_layout(
     natural_w = max(metrics.horizontalAdvance(line) for line in lines)
     available = screen_right - x - 2 * pad_x
     min_w = style.min_visible_chars * metrics.averageCharWidth()
+    if clip is not None:
+        available = min(available, clip.x + clip.width - x - 2 * pad_x)
     if natural_w > available:
-        limit = available if available >= min_w else screen.width() - 2 * pad_x
+        if clip is not None:
+            limit = max(0.0, available)
+        else:
+            limit = available if available >= min_w else screen.width() - 2 * pad_x
         lines = [
             metrics.elidedText(line, Qt.TextElideMode.ElideRight, limit)
             if metrics.horizontalAdvance(line) > limit
@@ -248,19 +282,24 @@ class GhostOverlay(QWidget):
         """True when drawing the opaque tool-tip look (no compositor)."""
         return self._boxed
 
-    def show_suggestion(self, text: str, caret: Optional[Rect]) -> None:
+    def show_suggestion(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None) -> None:
         """Show ``text`` at ``caret`` (or near the pointer when the caret is
-        unknown); update in place if already visible; hide on empty text."""
+        unknown), in the field's font and inside its box when ``look`` gives
+        them; update in place if already visible; hide on empty text."""
         if not text:
             self.hide_suggestion()
             return
         if not self.isVisible():
             self._boxed = not self._probe()
-        font = self._font_for(caret)
+        font = self._font_for(caret, look)
         metrics = QFontMetricsF(font)
         anchor = caret if caret is not None else self._pointer_caret(metrics)
         screen = self._screen_for(anchor)
-        layout = compute_layout(text, metrics, anchor, screen.geometry(), self._boxed, self._style)
+        clip = look.clip if look is not None and caret is not None else None
+        layout = compute_layout(text, metrics, anchor, screen.geometry(), self._boxed, self._style, clip)
+        if not any(layout.lines):
+            self.hide_suggestion()
+            return
         self._text = text
         self._layout = layout
         self.setFont(font)
@@ -279,7 +318,11 @@ class GhostOverlay(QWidget):
 
     # -- internals --------------------------------------------------------------------
 
-    def _font_for(self, caret: Optional[Rect]) -> QFont:
+    def _font_for(self, caret: Optional[Rect], look: Optional[FieldLook] = None) -> QFont:
+        if look is not None:
+            font = font_for_field(self._base_font, look.font_family, look.font_px)
+            if font is not None:
+                return font
         if caret is not None:
             return font_for_line_height(self._base_font, caret.height)
         return QFont(self._base_font)

@@ -4,7 +4,8 @@
 # llama-cpp-python (pip builds it from source), and with --test also the
 # tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, a D-Bus
 # session bus, and the validators of the startup files: desktop-file-validate
-# and systemd-analyze).  Python packages are installed by pip, not here.
+# and systemd-analyze; real applications for the end-to-end tests: Firefox ESR,
+# Chromium, mousepad (GTK), and dunst, a desktop notification server).  Python packages are installed by pip, not here.
 set -euo pipefail
 
 runtime=(
@@ -15,7 +16,7 @@ runtime=(
 build=(build-essential)
 test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
-  systemd
+  systemd firefox-esr chromium mousepad dunst
 )
 
 packages=("${runtime[@]}" "${build[@]}")

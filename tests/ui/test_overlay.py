@@ -420,3 +420,36 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--scene":
         sys.exit(_scene(pathlib.Path(sys.argv[2])))
     sys.exit("usage: test_overlay.py --scene OUT.png")
+
+
+def test_single_line_field_clips_with_an_ellipsis_and_never_shifts_left(qapp: QApplication) -> None:
+    fm = QFontMetricsF(_font(14))
+    field = Rect(100, 10, 200, 24)
+    caret = Rect(250, 13, 1, 18)
+    lay = compute_layout("a long suggestion that cannot fit\nsecond", fm, caret, QRect(0, 0, 800, 600),
+                         boxed=True, clip=field)
+    assert len(lay.lines) == 1 and lay.lines[0].endswith("\u2026")
+    assert lay.window.x() >= caret.x  # the typed text stays visible
+    assert lay.window.x() + lay.window.width() <= field.x + field.width + 1
+
+
+def test_huge_caret_keeps_a_sane_size_and_sits_at_its_top(qapp: QApplication) -> None:
+    base = _font(14)
+    assert font_for_line_height(base, 98).pixelSize() == 14  # Firefox's empty textarea caret
+    fm = QFontMetricsF(base)
+    lay = compute_layout("zy", fm, Rect(10, 100, 1, 98), QRect(0, 0, 800, 600), boxed=False)
+    assert lay.window.y() <= 101 and lay.window.height() < 40
+
+
+def test_the_fields_font_is_used_when_reported(qapp: QApplication) -> None:
+    from daemon.platform.base import FieldLook
+    from ui.overlay import font_for_field
+
+    font = font_for_field(_font(11), "DejaVu Serif", 16.0)
+    assert font is not None and font.pixelSize() == 16 and font.family() == "DejaVu Serif"
+    assert font_for_field(_font(11), "X", 500.0).pixelSize() == 48  # clamped
+    assert font_for_field(_font(11), "X", 0.0) is None
+    o = GhostOverlay(compositing=lambda: False, base_font=_font(11))
+    o.show_suggestion("ghost", Rect(50, 50, 1, 18), FieldLook("DejaVu Serif", 16.0, None))
+    assert o.font().pixelSize() == 16
+    o.hide_suggestion()

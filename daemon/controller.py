@@ -230,6 +230,11 @@ class Controller:
         #: (generation, focus, caret) of the settled reading for a buffer state
         self._caret_cache: Optional[tuple[int, FocusState, Optional[Rect]]] = None
         self._anchor: Optional[FieldAnchor] = None  #: the field state the visible ghost continues
+        #: the anchors since the ghost was shown, oldest first: the application
+        #: may not have caught up yet with characters typed through it
+        self._trail: list[FieldAnchor] = []
+        #: (window, field) the newest request's buffer belongs to
+        self._request_field: tuple[int, str] = (0, "")
         self._key_time: Optional[float] = None  #: when the key behind the current buffer arrived
         #: milliseconds from a key to its ghost text (most recent first out)
         self.latencies_ms: collections.deque[float] = collections.deque(maxlen=2000)
@@ -344,7 +349,7 @@ class Controller:
             self.counters["typed_through"] += 1
             rest = self._ghost[1:]
             if self._anchor is not None:
-                self._anchor = self._anchor.advanced(event.char, self.tracker.text)
+                self._advance_anchor(event.char)
             if rest:
                 self._set_ghost(rest)
                 return (self.tracker.generation, rest)
@@ -379,7 +384,8 @@ class Controller:
             spec = name
         with self._lock:
             anchor = self._anchor if self._ghost else None
-        holds = True if anchor is None else self._anchor_holds(anchor)
+            trail = list(self._trail)
+        holds = True if anchor is None else self._trail_holds(trail)
         with self._lock:
             self._ledger.reported(spec)
             cfg = self._config
@@ -407,7 +413,7 @@ class Controller:
                 self.tracker.accept(piece)
             rest = self._ghost[len(piece):] if self._ghost.startswith(piece) else ""
             if self._anchor is not None:
-                self._anchor = self._anchor.advanced(piece, self.tracker.text)
+                self._advance_anchor(piece)
             if rest:
                 self._set_ghost(rest)
             else:
@@ -584,6 +590,7 @@ class Controller:
             self._worker.cancel()
             return
         self._request_id += 1
+        self._request_field = (self._focus.window_id, self._focus.field_id)
         self._pending = (self._request_id, self.tracker.snapshot())
         self._pending_done = False
         self.counters["requests"] += 1
@@ -603,6 +610,7 @@ class Controller:
             self._ghost = ""
             self._sink.hide()
         self._anchor = None
+        self._trail = []
         self._disarm()
 
     def _disarm(self) -> None:
@@ -653,6 +661,17 @@ class Controller:
             if self.tracker.generation != generation or self._ghost != text or not self._active():
                 return
             field_text = focus.text_before_caret
+            if (focus.window_id, focus.field_id) != self._request_field:
+                # Another window, tab or field has focus now (a new browser
+                # tab, a dialog): this suggestion belongs to the old one.
+                self.counters["field_moved"] += 1
+                log.debug("focus moved to another field before the suggestion was shown")
+                if field_text is None:
+                    self._focus = focus
+                    self._reset("field-moved")
+                else:
+                    self._resync(focus)
+                return
             if field_text is not None and not field_agrees(field_text, self.tracker.text):
                 self.counters["field_corrections"] += 1
                 log.debug("the field's text disagrees with the key buffer: using the field's")
@@ -663,6 +682,7 @@ class Controller:
                 self._hide()
                 return
             self._anchor = FieldAnchor.of(focus.field_id, focus.caret_offset, self.tracker.text)
+            self._trail = [self._anchor]
             self.counters["shown"] += 1
             if self._key_time is not None:
                 self.latencies_ms.append((self._clock() - self._key_time) * 1000.0)
@@ -722,9 +742,11 @@ class Controller:
             expected = self.tracker.text
             if self._caret_cache is not None and self._caret_cache[0] == generation:
                 return self._caret_cache[1], self._caret_cache[2]
-        if focus.caret is not None or focus.text_before_caret is not None:
+        if self._focus_info is not None:
+            # Always re-read: the field may have become readable (a browser
+            # exposes a page's field a moment after it took focus).
             fresh = self._settle(lambda s: field_agrees(s.text_before_caret or "", expected))
-            if fresh is not None and fresh.window_id == focus.window_id:
+            if fresh is not None:
                 focus = fresh
                 with self._lock:
                     if self.tracker.generation == generation:
@@ -741,14 +763,27 @@ class Controller:
             self._caret_cache = (generation, focus, caret)
         return focus, caret
 
-    def _anchor_holds(self, anchor: FieldAnchor) -> bool:
-        """Whether the focused field is still in the state ``anchor`` names
-        (waiting briefly for the application to catch up with keys it has
-        been sent); True when the field cannot be read."""
-        state = self._settle(lambda s: anchor.holds(s.field_id, s.caret_offset, s.text_before_caret))
-        if state is None or state.text_before_caret is None and not state.field_id:
+    def _advance_anchor(self, inserted: str) -> None:
+        """Lock held: characters typed through (or accepted) move the anchor."""
+        assert self._anchor is not None
+        self._anchor = self._anchor.advanced(inserted, self.tracker.text)
+        self._trail = (self._trail + [self._anchor])[-32:]
+
+    def _trail_holds(self, trail: list[FieldAnchor]) -> bool:
+        """Whether the focused field, read once now, is in the state of the
+        visible ghost or of one the ghost went through since it was shown
+        (the application has not caught up yet with characters typed
+        through it, which reach it before anything we inject).  One quick
+        reading: this runs on the key suppressor's thread, which must not
+        wait.  True when the focused object has no readable text (it cannot
+        contradict; a browser briefly reports its document focused while the
+        accept key is grabbed), False for a password field."""
+        state = self._read_focus()
+        if state is not None and state.is_password:
+            return False
+        if state is None or state.text_before_caret is None:
             return True
-        return anchor.holds(state.field_id, state.caret_offset, state.text_before_caret)
+        return any(a.holds(state.field_id, state.caret_offset, state.text_before_caret) for a in trail)
 
     def on_field_event(self) -> None:
         """Accessibility says focus moved, or the focused field's caret or
@@ -765,7 +800,10 @@ class Controller:
             state = self._read_focus()
         else:
             state = self._settle(lambda s: anchor.holds(s.field_id, s.caret_offset, s.text_before_caret))
-        if state is None:
+        if state is None or (state.text_before_caret is None and not state.is_password):
+            # Focus on something without text (a browser's document while a
+            # key grab is active, a button): nothing to compare with, and the
+            # key listener sees whatever the user does next.
             return
         self.on_focus(state, only_if_changed=True)
         with self._lock:

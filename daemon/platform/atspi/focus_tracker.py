@@ -20,6 +20,7 @@ in their body; it is not looked at).
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 from typing import Callable, Optional
@@ -58,11 +59,15 @@ class FocusTracker:
 
     #: How often the thread wakes up to check whether it should stop.
     POLL_S = 0.2
+    #: How many recently focused objects ``recent()`` remembers.
+    RECENT = 4
 
     def __init__(self, address: str) -> None:
         self._bus = AtspiBus(address, timeout=1.0)
         self._lock = threading.Lock()
         self._last: Optional[ObjectRef] = None
+        #: objects that gained focus recently, newest last (see ``recent``)
+        self._recent: collections.deque[ObjectRef] = collections.deque(maxlen=self.RECENT)
         self._generation = 0
         self._stop = threading.Event()
         self._watchers: list[Callable[[], None]] = []
@@ -81,6 +86,14 @@ class FocusTracker:
     def last(self) -> Optional[ObjectRef]:
         with self._lock:
             return self._last
+
+    def recent(self) -> list[ObjectRef]:
+        """Objects that gained focus recently, newest first.  A browser that
+        regains the X focus (e.g. when a key grab ends) announces its
+        document after the field inside it, so the newest is not always the
+        field the user types in."""
+        with self._lock:
+            return list(reversed(self._recent))
 
     @property
     def generation(self) -> int:
@@ -136,6 +149,9 @@ class FocusTracker:
             self._generation += 1
             if body[1] == 1:
                 self._last = ref
+                if ref in self._recent:
+                    self._recent.remove(ref)
+                self._recent.append(ref)
             elif self._last == ref:
                 self._last = None
             watchers = list(self._watchers)

@@ -187,6 +187,14 @@ class AtspiFocus:
             ref = tracker.last()
             words = None if ref is None else self._focused_state(ref)
             if ref is not None and words is not None:
+                if not C.has_state(words, C.STATE_EDITABLE):
+                    # A container (a browser's document) that announced focus
+                    # after the field inside it: prefer that field while it
+                    # still has focus.
+                    for older in tracker.recent()[1:]:
+                        older_words = self._focused_state(older)
+                        if older_words is not None and C.has_state(older_words, C.STATE_EDITABLE):
+                            return older, older_words
                 return ref, words
             generation = tracker.generation
         else:
@@ -242,7 +250,11 @@ class AtspiFocus:
         if offset < 0:
             return AtspiAnswer(is_password, None, None, app_name, ref)
         text = self._text(bus_name, path, max(0, offset - limit), offset, limit)
-        after = self._text(bus_name, path, offset, offset + LINE_PEEK_CHARS, LINE_PEEK_CHARS)
+        try:  # some toolkits (Firefox) answer "" for a range past the end
+            count = int(self._bus.get_property(bus_name, path, TEXT, "CharacterCount"))
+        except AtspiCallError:
+            count = offset + LINE_PEEK_CHARS
+        after = self._text(bus_name, path, offset, min(count, offset + LINE_PEEK_CHARS), LINE_PEEK_CHARS)
         field = self._extents(bus_name, path) if single is not False else None
         caret = self._caret_rect(bus_name, path, offset, text, single, field)
         look = self._look(bus_name, path, offset, single, field, caret)

@@ -99,8 +99,10 @@ class AtspiFocus:
     #: Tree walk limits (fallback when no usable focus event is known).
     WALK_MAX_DEPTH = 24
     WALK_MAX_NODES = 400
-    #: How long a fruitless walk is trusted when no focus event arrives.
-    WALK_MISS_TTL_S = 1.0
+    #: How long a fruitless walk is trusted when no focus event arrives (short:
+    #: Chromium builds its page tree only once asked, and a field focused
+    #: before ghosttype started sends no event).
+    WALK_MISS_TTL_S = 0.3
     #: How long an application that let a call time out is left alone.
     STALL_BACKOFF_S = 2.0
 
@@ -349,7 +351,10 @@ class AtspiFocus:
             if exc.timed_out:
                 self._mark_stalled(ref[0])
             return None
-        if C.has_state(words, C.STATE_FOCUSED) and not C.has_state(words, C.STATE_DEFUNCT):
+        # A field in a browser tab that is no longer shown keeps its FOCUSED
+        # state; it is not where keys go.
+        if (C.has_state(words, C.STATE_FOCUSED) and C.has_state(words, C.STATE_SHOWING)
+                and not C.has_state(words, C.STATE_DEFUNCT)):
             return words
         return None
 
@@ -395,7 +400,7 @@ class AtspiFocus:
             budget[0] -= 1
             try:
                 words = self._state(*ref)
-                if C.has_state(words, C.STATE_FOCUSED):
+                if C.has_state(words, C.STATE_FOCUSED) and C.has_state(words, C.STATE_SHOWING):
                     return ref, words
                 if depth >= self.WALK_MAX_DEPTH or (depth > 0 and not C.has_state(words, C.STATE_SHOWING)):
                     continue

@@ -80,6 +80,10 @@ _WORD = re.compile(r"\s*(?:\w+|[^\w\s]+)")
 #: and the pause between readings.
 SETTLE_S = 0.25
 SETTLE_POLL_S = 0.01
+#: Pixels a single-line field must have right of the caret for ghost text
+#: (it is elided to fit inside the field; less than this shows nothing, and
+#: then Tab is not swallowed either).
+MIN_GHOST_ROOM_PX = 24
 
 
 class UiSink(Protocol):
@@ -679,6 +683,11 @@ class Controller:
                 return
             if focus.at_line_end is False:
                 self.counters["mid_line"] += 1
+                self._hide()
+                return
+            clip = focus.look.clip if focus.look is not None else None
+            if clip is not None and caret is not None and clip.x + clip.width - caret.x < MIN_GHOST_ROOM_PX:
+                self.counters["no_room"] += 1
                 self._hide()
                 return
             self._anchor = FieldAnchor.of(focus.field_id, focus.caret_offset, self.tracker.text)

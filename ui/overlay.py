@@ -177,7 +177,7 @@ def compute_layout(
         available = min(available, clip.x + clip.width - x - 2 * pad_x)
     if natural_w > available:
         if clip is not None:
-            limit = max(0.0, available)
+            limit = max(metrics.horizontalAdvance("\u2026"), available)  # an ellipsis at least
         else:
             limit = available if available >= min_w else screen.width() - 2 * pad_x
         lines = [
@@ -297,9 +297,6 @@ class GhostOverlay(QWidget):
         screen = self._screen_for(anchor)
         clip = look.clip if look is not None and caret is not None else None
         layout = compute_layout(text, metrics, anchor, screen.geometry(), self._boxed, self._style, clip)
-        if not any(layout.lines):
-            self.hide_suggestion()
-            return
         self._text = text
         self._layout = layout
         self.setFont(font)

@@ -4,8 +4,9 @@
 # llama-cpp-python (pip builds it from source), and with --test also the
 # tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, a D-Bus
 # session bus, and the validators of the startup files: desktop-file-validate
-# and systemd-analyze; real applications for the end-to-end tests: Firefox ESR,
-# Chromium, mousepad (GTK), and dunst, a desktop notification server).  Python packages are installed by pip, not here.
+# and systemd-analyze; the real applications of the end-to-end tests: Firefox
+# ESR, Chromium, mousepad (GTK 3) and dunst, a desktop notification server).
+# Python packages are installed by pip, not here.
 set -euo pipefail
 
 runtime=(

@@ -194,3 +194,23 @@ def test_anchor_names_the_field_state_of_the_visible_ghost() -> None:
     r.type("abc def")
     r.answer("ghi")
     assert r.c._anchor == FieldAnchor.of("app:/field/1", 7, "abc def")
+
+
+def test_no_room_left_in_a_single_line_field_shows_nothing_and_tab_passes() -> None:
+    field = SimField()
+    field.look = FieldLook("DejaVu Sans", 16.0, Rect(90, 45, 100 + CHAR_W * 5 - 90 + 10, 28))
+    r = Rig(field)
+    r.type("Hello")  # caret 10 px from the field's right edge
+    r.answer(" world")
+    assert r.sink.visible == "" and not r.sup.armed
+    assert r.c.counters["no_room"] == 1
+
+
+def test_a_suggestion_made_before_focus_moved_is_never_shown() -> None:
+    r = Rig(SimField())
+    r.type("Dear Sir or Mad")
+    r.field.field_id, r.field.text, r.field.caret = "app:/omnibox", "", 0  # no event yet
+    r.answer("am, I")
+    assert r.sink.visible == ""
+    assert r.c.buffer_text == ""  # taken from the field that has focus now
+    assert r.c.counters["field_moved"] == 1

@@ -6,7 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from daemon.platform.atspi import constants as C
-from daemon.platform.atspi.reader import caret_from_extents, password_verdict, single_line
+from daemon.platform.atspi.reader import (
+    at_line_end,
+    caret_from_extents,
+    font_from_attributes,
+    normalise_text,
+    password_verdict,
+    single_line,
+)
 from daemon.platform.caret_geometry import centre_in_single_line
 from daemon.platform.base import Rect
 
@@ -110,3 +117,26 @@ def test_single_line_from_state_words() -> None:
     assert single_line([1 << 26, 0]) is True  # SINGLE_LINE (GTK entries)
     assert single_line([1 << 17, 0]) is False  # MULTI_LINE
     assert single_line([1124080000, 0]) is None  # Qt's QLineEdit: neither
+
+
+# --------------------------------------------------------------------------- field text helpers
+
+def test_at_line_end_looks_only_at_the_rest_of_the_caret_line() -> None:
+    assert at_line_end("")
+    assert at_line_end("   ")
+    assert at_line_end("\nnext line has text")
+    assert at_line_end("  \n more")
+    assert not at_line_end(" world")
+    assert not at_line_end("x\n")
+
+
+def test_font_from_attributes_reads_points_and_pixels() -> None:
+    assert font_from_attributes({"family-name": "DejaVu Sans", "size": "12pt"}) == ("DejaVu Sans", 16.0)
+    assert font_from_attributes({"family-name": "'Noto Sans', sans-serif", "size": "9"}) == ("Noto Sans", 12.0)
+    assert font_from_attributes({"size": "20px"}) == ("", 20.0)
+    assert font_from_attributes({"size": "large"}) == ("", 0.0)
+    assert font_from_attributes({}) == ("", 0.0)
+
+
+def test_browser_no_break_spaces_read_as_spaces() -> None:
+    assert normalise_text("a\u00a0b ") == "a b "

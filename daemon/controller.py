@@ -38,11 +38,14 @@ Rules worth knowing:
 Threads: ``on_key`` runs on the keyboard listener thread, ``on_result`` and
 ``on_backend_status`` on the worker thread, ``on_suppressed_key`` on the
 suppressor's thread, ``set_enabled`` / ``set_paused`` on the Qt thread and
-``apply_config`` / ``on_config_error`` on the config watcher's thread.  One
+``apply_config`` / ``on_config_error`` on the config watcher's thread and
+``on_field_event`` on the accessibility event pump's thread.  One
 re-entrant lock guards all state; the sink, the suppressor and the worker are
 called with it held (they must only queue work, never block or call back), while
 the focus query, the caret query and text injection (which may take tens of
 milliseconds) run without it and their outcome is re-validated afterwards.
+The suppressor's thread reads the field once, never waits for it to settle:
+other threads may be waiting for that thread to arm or disarm.
 """
 
 from __future__ import annotations

@@ -338,3 +338,28 @@ def test_password_field_gets_nothing(qt_desktop) -> None:
     time.sleep(3)
     assert overlay_geometry(session.display) is None
     assert field_text(state, "password") == "The quick brown fox jumps over the la"
+
+
+# --------------------------------------------------------------------------- feedback without a tray
+
+
+@pytest.fixture
+def default_level_desktop(xvfb: str, tmp_path: pathlib.Path):
+    """The daemon at the default log level (warning), on a bare X server without a tray."""
+    yield from xterm_desktop(xvfb, tmp_path, BASE_CONFIG.replace('log_level = "info"\n', ""), "ready")
+
+
+def test_without_a_tray_the_log_says_running_and_a_broken_config_once(default_level_desktop) -> None:
+    display, out, daemon, term = default_level_desktop
+    log = daemon.output()
+    running = [line for line in log.splitlines() if "ghosttype running on x11" in line]
+    assert len(running) == 1, log
+    for part in ("Tab accepts", "Ctrl+Right accepts one word", "pauses", "quits"):
+        assert part in running[0], running[0]
+    daemon.config.write_text(BASE_CONFIG + "max_tokens = -1\n")
+    assert wait_until(lambda: "config file invalid" in daemon.output(), timeout=5), daemon.output()
+    time.sleep(3)  # the file stays broken: it must not be reported again
+    assert daemon.output().count("config file invalid") == 1, daemon.output()
+    assert daemon.output().count("status: error") == 1, daemon.output()
+    daemon.config.write_text(BASE_CONFIG + "max_tokens = -2\n")  # a different mistake: reported
+    assert wait_until(lambda: daemon.output().count("config file invalid") == 2, timeout=5), daemon.output()

@@ -383,8 +383,11 @@ class Controller:
 
     # ------------------------------------------------------------------ suppressor thread
 
-    def on_suppressed_key(self, name: str) -> None:
-        """The suppressor swallowed an accept key (``name`` is a key spec)."""
+    def on_suppressed_key(self, name: str) -> Optional[bool]:
+        """The suppressor swallowed an accept key (``name`` is a key spec).
+        Returns False when there was nothing for the accept-word key to
+        insert after all (the suggestion was gone or its field changed): a
+        suppressor that can replays the key to the application then."""
         try:
             spec = normalize_key_spec(name)
         except KeySpecError:
@@ -413,7 +416,7 @@ class Controller:
                 piece = "\t"
                 self.counters["tab_passed_on"] += 1
             else:
-                return
+                return False
             log.debug("accepting %d characters", len(piece))
             self._echo.expect(piece)
             if self._enabled and not self._paused and not self._blocked:
@@ -431,6 +434,7 @@ class Controller:
         self._inject(piece)
         if rest:
             self._present(generation, rest)
+        return None
 
     def _inject(self, text: str) -> None:
         if self._injector is None:

@@ -214,3 +214,13 @@ def test_a_suggestion_made_before_focus_moved_is_never_shown() -> None:
     assert r.sink.visible == ""
     assert r.c.buffer_text == ""  # taken from the field that has focus now
     assert r.c.counters["field_moved"] == 1
+
+
+def test_accept_word_on_a_changed_field_inserts_nothing_and_asks_for_a_replay() -> None:
+    r = Rig(SimField())
+    r.type("Dear Sir or Mad")
+    r.answer("am, I")
+    r.field.select_all_delete()  # no event delivered yet
+    assert r.c.on_suppressed_key("ctrl+right") is False  # the X11 suppressor replays the key
+    assert r.inj.typed == [] and r.field.text == ""
+    assert r.sink.visible == ""

@@ -234,6 +234,13 @@ def real_app(request, a11y: A11ySession) -> Iterator[Session]:  # noqa: F811
                           and a.text_before_caret == "", timeout=60, interval=0.2), \
             f"{app.name}: no focused empty text field over AT-SPI ({reader.query()}; " \
             f"{screenshot(a11y.display, f'real-{app.name}-start.png')})"
+        # ...and for the daemon to have found it too (it looks when focus
+        # changes and every half second; a field focused before the daemon
+        # started sends no event, and a browser builds its page tree only once
+        # asked).  Until then the daemon places ghosts as for an application
+        # without accessibility, just below the pointer.
+        assert wait_until(lambda: "AT-SPI focus role=" in daemon.output(), timeout=30, interval=0.1), \
+            f"{app.name}: the daemon never read the focused field"
         yield Session(app, a11y, daemon, reader)
     finally:
         daemon.stop()

@@ -365,7 +365,8 @@ class Controller:
             else:
                 return
             log.debug("accepting %d characters", len(piece))
-            self._echo.expect(piece)
+            if getattr(self._injector, "echoes", True):  # the IBus engine's commits never come back as keys
+                self._echo.expect(piece)
             if self._enabled and not self._paused and not self._blocked:
                 self.tracker.accept(piece)
             rest = self._ghost[len(piece):] if self._ghost.startswith(piece) else ""

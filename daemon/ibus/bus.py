@@ -27,6 +27,7 @@ import logging
 import os
 import pathlib
 import threading
+import time
 from collections import deque
 from typing import Any, Callable, Mapping, Optional
 
@@ -222,6 +223,7 @@ class IBusService:
             return
         fields = msg.header.fields
         path, iface, member = fields.get(1, ""), fields.get(2, ""), fields.get(3, "")
+        started = time.monotonic()
         try:
             handler = self._handler(path, iface, member)
             if handler is None:
@@ -233,6 +235,12 @@ class IBusService:
             self._conn.send(new_error(msg, _FAILED, "s", ("ghosttype engine error",)))
             return
         self._conn.send(new_method_return(msg, signature, body))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s handled in %.1f ms", member, (time.monotonic() - started) * 1000)
+        if member == "ProcessKeyEvent":
+            engine = self._engines.get(path)
+            if engine is not None:
+                engine.key_done()
 
     def _handler(self, path: str, iface: str, member: str) -> Optional[Callable[..., tuple[Optional[str], tuple]]]:
         if iface == _PEER:

@@ -6,14 +6,19 @@ Usage: gtk_entries.py STATE_FILE [--gtk 3|4] [--prgname NAME]
 
 Every change of an entry's text or preedit rewrites STATE_FILE atomically as
 JSON: {"ready": true, "focus": "first", "fields": {"first": {"text": ...,
-"preedit": ...}, ...}}.  The entries are stacked top to bottom: first, second,
-password (input purpose PASSWORD).
+"preedit": ..., "preedits": N}, ...}, "events": [[t, field, "text"|"preedit",
+length], ...]} (t: CLOCK_MONOTONIC seconds, comparable across processes;
+"preedits" counts non-empty preedits shown).  The entries are stacked top to
+bottom: first, second, password (input purpose PASSWORD, text shown).  SIGUSR1 moves the
+focus to the second entry, SIGUSR2 to the password entry.
 """
 
 import argparse
 import json
 import os
+import signal
 import sys
+import time
 
 import gi
 
@@ -26,7 +31,8 @@ gi.require_version("Gtk", "4.0" if args.gtk == "4" else "3.0")
 from gi.repository import GLib, Gtk  # noqa: E402
 
 GLib.set_prgname(args.prgname)
-state = {"ready": False, "focus": "", "gtk": args.gtk, "fields": {}}
+state = {"ready": False, "focus": "", "gtk": args.gtk, "fields": {}, "events": []}
+entries = {}
 
 
 def save():
@@ -39,17 +45,27 @@ def save():
 def add_entry(name, box_add, password=False):
     entry = Gtk.Entry()
     entry.set_name(name)
-    state["fields"][name] = {"text": "", "preedit": ""}
+    state["fields"][name] = {"text": "", "preedit": "", "preedits": 0}
+    entries[name] = entry
     if password:
-        entry.set_visibility(False)
+        # Visible on purpose: GTK hands the keys of an entry whose text is
+        # hidden to its built-in input method, never to IBus; a shown password
+        # ("show password" toggles) still reaches IBus, with this purpose.
         entry.set_input_purpose(Gtk.InputPurpose.PASSWORD)
+
+    def event(kind, n):
+        state["events"].append([time.monotonic(), name, kind, n])
+        del state["events"][:-2000]
 
     def changed(e):
         state["fields"][name]["text"] = e.get_text()
+        event("text", len(e.get_text()))
         save()
 
     def preedit(_w, text):
         state["fields"][name]["preedit"] = text
+        state["fields"][name]["preedits"] += bool(text)
+        event("preedit", len(text))
         save()
 
     entry.connect("changed", changed)
@@ -71,8 +87,15 @@ def build(box_add):
     return first
 
 
+def focus(name):
+    entries[name].grab_focus()
+    return True
+
+
 def ready(first):
     first.grab_focus()
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR1, focus, "second")
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR2, focus, "password")
     state["ready"] = True
     state["focus"] = "first"
     save()

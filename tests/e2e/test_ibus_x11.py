@@ -1,0 +1,87 @@
+"""The IBus engine end to end on X11: a real ibus-daemon, GTK3 and GTK4 apps
+using the IBus IM module, real keystrokes (xdotool) and the real SmolLM2 model."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from daemon.controller import next_word
+from tests.e2e.ibus_desktop import ibus_desktop, wait_for_preedit  # noqa: F401  (fixture)
+from tests.e2e.xserver import wait_until, xvfb  # noqa: F401  (fixture)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+
+TYPED = "The quick brown fox jumps over the la"
+
+
+@pytest.mark.parametrize("gtk", ["3", "4"])
+def test_suggestion_is_preedit_after_the_caret_and_tab_commits_it_once(ibus_desktop, gtk):
+    app = ibus_desktop.start_app(gtk)
+    ibus_desktop.type(TYPED)
+    ghost = wait_for_preedit(app)
+    assert app.field()["text"] == TYPED  # the preedit is not part of the text
+    ibus_desktop.key("Tab")
+    assert wait_until(lambda: app.field()["text"] == TYPED + ghost and not app.field()["preedit"], timeout=10), \
+        app.state()
+    assert app.focus() == "first"  # the Tab was swallowed: focus stayed in the field
+    ibus_desktop.type("!")
+    assert wait_until(lambda: app.field()["text"] == TYPED + ghost + "!", timeout=10), app.state()
+    assert "\t" not in app.field()["text"]
+
+
+def test_escape_dismisses_and_the_next_tab_is_the_applications(ibus_desktop):
+    app = ibus_desktop.start_app("3")
+    ibus_desktop.type(TYPED)
+    wait_for_preedit(app)
+    ibus_desktop.key("Escape")
+    assert wait_until(lambda: not app.field()["preedit"], timeout=10), app.state()
+    assert app.field()["text"] == TYPED
+    ibus_desktop.key("Tab")
+    assert wait_until(lambda: app.focus() == "second", timeout=10), app.state()  # GTK moved focus on Tab
+    assert app.field()["text"] == TYPED
+
+
+def test_ctrl_right_accepts_one_word(ibus_desktop):
+    app = ibus_desktop.start_app("3")
+    ibus_desktop.type("I would like to thank you for your hel")
+    ghost = wait_for_preedit(app)
+    word = next_word(ghost)
+    ibus_desktop.key("ctrl+Right")
+    expected = "I would like to thank you for your hel" + word
+    assert wait_until(lambda: app.field()["text"] == expected, timeout=10), (ghost, app.state())
+    if word != ghost:
+        assert wait_until(lambda: app.field()["preedit"] == ghost[len(word):] or app.field()["preedit"], timeout=10)
+
+
+def test_password_field_gets_no_suggestion(ibus_desktop):
+    app = ibus_desktop.start_app("3")
+    app.signal(signal.SIGUSR2)
+    assert wait_until(lambda: app.focus() == "password", timeout=10), app.state()
+    assert wait_until(lambda: "capture off in this window (password field)" in ibus_desktop.engine_output(),
+                      timeout=10), ibus_desktop.engine_output()
+    ibus_desktop.type("correct horse battery sta")
+    assert wait_until(lambda: len(app.field("password")["text"]) == len("correct horse battery sta"), timeout=10)
+    # The same text in a normal field gets a suggestion within this time.
+    app.signal(signal.SIGUSR1)
+    assert wait_until(lambda: app.focus() == "second", timeout=10)
+    ibus_desktop.type("correct horse battery sta")
+    wait_for_preedit(app, "second")
+    assert app.field("password")["preedits"] == 0
+
+
+def test_focus_change_clears_the_suggestion_and_the_new_field_starts_afresh(ibus_desktop):
+    app = ibus_desktop.start_app("3")
+    ibus_desktop.type(TYPED)
+    wait_for_preedit(app)
+    app.signal(signal.SIGUSR1)
+    assert wait_until(lambda: app.focus() == "second" and not app.field("first")["preedit"], timeout=10), \
+        app.state()
+    assert app.field("first")["text"] == TYPED  # the suggestion was not committed into the field it left
+    ibus_desktop.type("Thank you very much for your hel")
+    ghost = wait_for_preedit(app, "second")
+    ibus_desktop.key("Tab")
+    assert wait_until(lambda: app.field("second")["text"] == "Thank you very much for your hel" + ghost,
+                      timeout=10), app.state()
+    assert app.field("first")["text"] == TYPED

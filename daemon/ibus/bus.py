@@ -237,10 +237,6 @@ class IBusService:
         self._conn.send(new_method_return(msg, signature, body))
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s handled in %.1f ms", member, (time.monotonic() - started) * 1000)
-        if member == "ProcessKeyEvent":
-            engine = self._engines.get(path)
-            if engine is not None:
-                engine.key_done()
 
     def _handler(self, path: str, iface: str, member: str) -> Optional[Callable[..., tuple[Optional[str], tuple]]]:
         if iface == _PEER:

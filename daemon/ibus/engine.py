@@ -60,9 +60,6 @@ GHOST_COLOUR = 0x808080
 #: cursor and mode to Wayland clients): there ``auto`` shows a popup instead.
 _COLOURLESS_PREEDIT_CLIENTS = frozenset({"gnome-shell"})
 
-#: Keys after which the application changes the text itself.
-_EDIT_KINDS = frozenset({Kind.CHAR, Kind.BACKSPACE, Kind.DELETE, Kind.ENTER, Kind.TAB})
-
 PROP_ENABLED = "ghosttype.enabled"
 PROP_PAUSED = "ghosttype.paused"
 PROP_STATUS = "ghosttype.status"
@@ -235,8 +232,6 @@ class Engine:
         self._keys_since_focus = 0
         self._swallowed: set[int] = set()
         self._shown: tuple[str, str] = ("", "")  #: (text, "preedit" | "popup") currently displayed
-        self._holding = False  #: a passed-on key is being processed: display() waits for key_done()
-        self._held = ""
         self._lock = threading.Lock()
 
     @property
@@ -296,23 +291,8 @@ class Engine:
                 controller.on_key(event)
                 self._swallow(keyval)
                 return True
-        # The application inserts this key itself.  Some toolkits (GTK4) insert
-        # at the wrong place while a preedit is showing, so the suggestion is
-        # taken down now and drawn again (if it still stands) by key_done(),
-        # which the D-Bus layer calls after its reply.
-        if event.kind in _EDIT_KINDS:
-            self._hold()
         controller.on_key(event)
         return False
-
-    def key_done(self) -> None:
-        """The reply to the last ``process_key`` has been sent."""
-        with self._lock:
-            if not self._holding:
-                return
-            self._holding = False
-            text = self._held
-        self.display(text)
 
     def focus_in(self, object_path: str = "", client: Optional[str] = None) -> None:
         if client is not None:
@@ -330,8 +310,6 @@ class Engine:
         self.output.require_surrounding_text()
 
     def focus_out(self, object_path: str = "") -> None:
-        with self._lock:
-            self._holding = False
         self.display("")
         if self.frontend._unfocus(self):
             # A new, empty field id: the controller resets and cancels pending work,
@@ -392,22 +370,8 @@ class Engine:
         log.debug("surrounding text differs from the tracked text: taking the field's (%d chars)", len(before))
         self.controller.on_focus(self.focus_state(text_before_caret=before))
 
-    def _hold(self) -> None:
-        with self._lock:
-            self._holding = True
-            self._held = self._shown[0]
-        self._display_now("")
-
     def display(self, text: str) -> None:
-        """Show ``text`` as the suggestion ("" hides it); while a passed-on key
-        is being processed, only remember it for :meth:`key_done`."""
-        with self._lock:
-            if self._holding:
-                self._held = text
-                return
-        self._display_now(text)
-
-    def _display_now(self, text: str) -> None:
+        """Show ``text`` as the suggestion ("" hides it)."""
         with self._lock:
             mode = self.display_mode() if text else self._shown[1]
             if (text, mode) == self._shown or (not text and not self._shown[0]):

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 ENGINE_NAME = "ghosttype"
 BUS_NAME = "org.freedesktop.IBus.GhostType"
-HOMEPAGE = "https://github.com/ghosttype/ghosttype"
+HOMEPAGE = ""
 #: ibus-daemon versions that understand IBUS_ATTR_PREEDIT_PREDICTION.
 PREDICTION_HINT_SINCE = (1, 5, 33)
 

@@ -11,6 +11,7 @@ state file, so tests wait for what the application really shows.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -163,46 +164,80 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=5)
 
 
-@pytest.fixture
-def ibus_desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[IBusDesktop]:
+@contextlib.contextmanager
+def _desktop(display: str, tmp_path: pathlib.Path, installed: bool) -> Iterator[IBusDesktop]:
+    """``installed=False``: the engine registers itself at run time (``ghosttype
+    ibus run``).  ``installed=True``: ``ghosttype ibus install`` (user level)
+    writes the component file, ibus-daemon runs with the environment that
+    install set up for the session and starts the engine itself (``--ibus``)."""
     if shutil.which("ibus-daemon") is None or not os.path.exists(IBUS_MEMCONF):
         pytest.skip("ibus is not installed (Debian package ibus)")
     home = tmp_path / "home"
     runtime = tmp_path / "run"
     for d in (home, runtime):
         d.mkdir(mode=0o700)
-    env = x_env(xvfb, HOME=str(home), XDG_RUNTIME_DIR=str(runtime), XDG_CACHE_HOME=str(home / ".cache"),
+    env = x_env(display, HOME=str(home), XDG_RUNTIME_DIR=str(runtime), XDG_CACHE_HOME=str(home / ".cache"),
                 XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".state"),
+                XDG_DATA_HOME=str(home / ".local" / "share"),
                 GTK_IM_MODULE="ibus", XMODIFIERS="@im=ibus", QT_IM_MODULE="ibus", NO_AT_BRIDGE="1",
                 PYTHONPATH=str(ROOT))
-    for key in ("DBUS_SESSION_BUS_ADDRESS", "IBUS_ADDRESS", "WAYLAND_DISPLAY", "AT_SPI_BUS_ADDRESS"):
+    for key in ("DBUS_SESSION_BUS_ADDRESS", "IBUS_ADDRESS", "WAYLAND_DISPLAY", "AT_SPI_BUS_ADDRESS",
+                "IBUS_COMPONENT_PATH"):
         env.pop(key, None)
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG)
+    engine_log = tmp_path / "engine.log"
+    daemon_args = ["ibus-daemon", "--panel=disable", f"--config={IBUS_MEMCONF}"]
+    if installed:
+        # The engine ibus-daemon starts reads the default config file.
+        (home / ".config" / "ghosttype").mkdir(parents=True)
+        (home / ".config" / "ghosttype" / "config.toml").write_text(CONFIG)
+        out = subprocess.run([sys.executable, "-m", "daemon", "ibus", "install"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
+        for line in (home / ".config" / "environment.d").glob("*.conf"):
+            for entry in line.read_text().splitlines():
+                if "=" in entry and not entry.startswith("#"):
+                    key, value = entry.split("=", 1)
+                    env[key] = value  # what the systemd user manager gives the session's services
+        daemon_args.append("--verbose")  # else ibus-daemon sends the engine's stderr to /dev/null
+    else:
+        daemon_args.append("--cache=none")
     started: list[subprocess.Popen] = []
     try:
         bus, address = _start_session_bus(env)
         started.append(bus)
         env["DBUS_SESSION_BUS_ADDRESS"] = address
-        daemon_log = open(tmp_path / "ibus-daemon.log", "wb")
-        started.append(subprocess.Popen(
-            ["ibus-daemon", "--panel=disable", f"--config={IBUS_MEMCONF}", "--cache=none"],
-            env=env, stdout=daemon_log, stderr=subprocess.STDOUT, start_new_session=True))
+        daemon_log = open(engine_log if installed else tmp_path / "ibus-daemon.log", "wb")
+        started.append(subprocess.Popen(daemon_args, env=env, stdout=daemon_log, stderr=subprocess.STDOUT,
+                                        start_new_session=True))
         assert wait_until(lambda: ibus_address(env) is not None, timeout=15), "ibus-daemon did not start"
-        config = tmp_path / "config.toml"
-        config.write_text(CONFIG)
-        engine_log = tmp_path / "engine.log"
-        started.append(subprocess.Popen(
-            [sys.executable, "-m", "daemon", "ibus", "run", "--config", str(config)], cwd=ROOT, env=env,
-            stdout=open(engine_log, "wb"), stderr=subprocess.STDOUT, start_new_session=True))
-        desktop = IBusDesktop(xvfb, env, tmp_path, engine_log)
-        assert wait_until(lambda: "status: ready" in desktop.engine_output() or started[-1].poll() is not None,
-                          timeout=90), desktop.engine_output()
-        assert started[-1].poll() is None, desktop.engine_output()
+        desktop = IBusDesktop(display, env, tmp_path, engine_log)
+        if not installed:
+            started.append(subprocess.Popen(
+                [sys.executable, "-m", "daemon", "ibus", "run", "--config", str(config)], cwd=ROOT, env=env,
+                stdout=open(engine_log, "wb"), stderr=subprocess.STDOUT, start_new_session=True))
+            assert wait_until(lambda: "status: ready" in desktop.engine_output() or started[-1].poll() is not None,
+                              timeout=90), desktop.engine_output()
+            assert started[-1].poll() is None, desktop.engine_output()
         yield desktop
         for proc in desktop.processes:
             _stop(proc)
     finally:
         for proc in reversed(started):
             _stop(proc)
+
+
+@pytest.fixture
+def ibus_desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[IBusDesktop]:
+    with _desktop(xvfb, tmp_path, installed=False) as desktop:
+        yield desktop
+
+
+@pytest.fixture
+def ibus_installed_desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[IBusDesktop]:
+    with _desktop(xvfb, tmp_path, installed=True) as desktop:
+        yield desktop
 
 
 def wait_for_preedit(app: GtkApp, field_name: str = "first", timeout: float = 30.0) -> str:

@@ -165,7 +165,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def _desktop(display: str, tmp_path: pathlib.Path, installed: bool) -> Iterator[IBusDesktop]:
+def _desktop(display: str, tmp_path: pathlib.Path, installed: bool, config_text: str = CONFIG
+             ) -> Iterator[IBusDesktop]:
     """``installed=False``: the engine registers itself at run time (``ghosttype
     ibus run``).  ``installed=True``: ``ghosttype ibus install`` (user level)
     writes the component file, ibus-daemon runs with the environment that
@@ -185,13 +186,13 @@ def _desktop(display: str, tmp_path: pathlib.Path, installed: bool) -> Iterator[
                 "IBUS_COMPONENT_PATH"):
         env.pop(key, None)
     config = tmp_path / "config.toml"
-    config.write_text(CONFIG)
+    config.write_text(config_text)
     engine_log = tmp_path / "engine.log"
     daemon_args = ["ibus-daemon", "--panel=disable", f"--config={IBUS_MEMCONF}"]
     if installed:
         # The engine ibus-daemon starts reads the default config file.
         (home / ".config" / "ghosttype").mkdir(parents=True)
-        (home / ".config" / "ghosttype" / "config.toml").write_text(CONFIG)
+        (home / ".config" / "ghosttype" / "config.toml").write_text(config_text)
         out = subprocess.run([sys.executable, "-m", "daemon", "ibus", "install"], cwd=ROOT, env=env,
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stdout + out.stderr

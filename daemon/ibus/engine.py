@@ -304,7 +304,7 @@ class Engine:
         previous = self.frontend._set_focused(self)
         if previous is not None and previous is not self:
             previous.display("")
-        log.debug("focus in (field %d, app %s)", self._field, self.app_id() or "unnamed")
+        log.debug("focus in (field %d, client %s)", self._field, self.client or "unnamed")
         self.controller.on_focus(self.focus_state())
         self.publish_properties(update=False)
         self.output.require_surrounding_text()
@@ -380,6 +380,8 @@ class Engine:
             self._shown = (text, mode if text else "")
         if text and old_mode and old_mode != mode:
             self._draw(old_mode, "")
+        if text:
+            log.debug("suggestion shown as %s (%d chars)", mode, len(text))
         self._draw(mode, text)
 
     def _draw(self, mode: str, text: str) -> None:

@@ -165,8 +165,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def _desktop(display: str, tmp_path: pathlib.Path, installed: bool, config_text: str = CONFIG
-             ) -> Iterator[IBusDesktop]:
+def _desktop(display: str, tmp_path: pathlib.Path, installed: bool, config_text: str = CONFIG,
+             wait_for: str = "status: ready") -> Iterator[IBusDesktop]:
     """``installed=False``: the engine registers itself at run time (``ghosttype
     ibus run``).  ``installed=True``: ``ghosttype ibus install`` (user level)
     writes the component file, ibus-daemon runs with the environment that
@@ -218,7 +218,7 @@ def _desktop(display: str, tmp_path: pathlib.Path, installed: bool, config_text:
             started.append(subprocess.Popen(
                 [sys.executable, "-m", "daemon", "ibus", "run", "--config", str(config)], cwd=ROOT, env=env,
                 stdout=open(engine_log, "wb"), stderr=subprocess.STDOUT, start_new_session=True))
-            assert wait_until(lambda: "status: ready" in desktop.engine_output() or started[-1].poll() is not None,
+            assert wait_until(lambda: wait_for in desktop.engine_output() or started[-1].poll() is not None,
                               timeout=90), desktop.engine_output()
             assert started[-1].poll() is None, desktop.engine_output()
         yield desktop

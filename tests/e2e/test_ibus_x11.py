@@ -3,12 +3,13 @@ using the IBus IM module, real keystrokes (xdotool) and the real SmolLM2 model."
 
 from __future__ import annotations
 
+import pathlib
 import signal
 
 import pytest
 
 from daemon.controller import next_word
-from tests.e2e.ibus_desktop import ibus_desktop, wait_for_preedit  # noqa: F401  (fixture)
+from tests.e2e.ibus_desktop import CONFIG, _desktop, ibus_desktop, wait_for_preedit  # noqa: F401  (fixture)
 from tests.e2e.xserver import wait_until, xvfb  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.llm]
@@ -85,3 +86,52 @@ def test_focus_change_clears_the_suggestion_and_the_new_field_starts_afresh(ibus
     assert wait_until(lambda: app.field("second")["text"] == "Thank you very much for your hel" + ghost,
                       timeout=10), app.state()
     assert app.field("first")["text"] == TYPED
+
+
+def test_denylisted_application_gets_nothing(ibus_desktop):
+    app = ibus_desktop.start_app("3", prgname="keepassxc")  # GTK names the IBus client gtk3-im:keepassxc
+    # ibus-daemon learns that the engine wants client names (FocusInId) only
+    # after its first focus-in: the denylist applies from the next focus on.
+    app.signal(signal.SIGUSR1)
+    assert wait_until(lambda: app.focus() == "second", timeout=10), app.state()
+    assert wait_until(lambda: "capture off in this window (denylisted application)" in ibus_desktop.engine_output(),
+                      timeout=10), ibus_desktop.engine_output()
+    ibus_desktop.type(TYPED)
+    assert wait_until(lambda: app.field("second")["text"] == TYPED, timeout=10)
+    ibus_desktop.key("Tab")  # nothing visible: the application's Tab
+    assert wait_until(lambda: app.focus() == "password", timeout=10), app.state()
+    assert app.field("second")["preedits"] == 0
+
+
+def test_config_reload_disables_and_typed_text_never_reaches_disk_or_logs(ibus_desktop):
+    app = ibus_desktop.start_app("3")
+    marker = "Zebrafinch quantumleap"
+    ibus_desktop.type(marker)
+    wait_for_preedit(app)
+    config = ibus_desktop.tmp / "config.toml"
+    config.write_text(config.read_text() + "enabled = false\n")
+    assert wait_until(lambda: "status: disabled" in ibus_desktop.engine_output(), timeout=10), \
+        ibus_desktop.engine_output()
+    assert wait_until(lambda: not app.field()["preedit"], timeout=10)
+    shown = app.field()["preedits"]
+    ibus_desktop.type(" and more words he")
+    assert wait_until(lambda: app.field()["text"].endswith("more words he"), timeout=10)
+    assert app.field()["preedits"] == shown  # disabled: nothing more is suggested
+    home = pathlib.Path(ibus_desktop.env["HOME"])
+    leaks = [str(p) for p in [*home.rglob("*"), ibus_desktop.engine_log] if p.is_file()
+             and "gtk" not in p.name and marker.encode() in p.read_bytes()]
+    assert leaks == []
+
+
+def test_a_model_that_fails_to_load_leaves_typing_untouched(xvfb, tmp_path):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 64)
+    config = CONFIG.replace('log_level = "info"', f'log_level = "info"\nmodel = "{broken}"')
+    with _desktop(xvfb, tmp_path, installed=False, config_text=config, wait_for="status: error") as desktop:
+        app = desktop.start_app("3")
+        desktop.type(TYPED)
+        assert wait_until(lambda: app.field()["text"] == TYPED, timeout=10), app.state()
+        desktop.key("Tab")
+        assert wait_until(lambda: app.focus() == "second", timeout=10), app.state()
+        assert app.field()["preedits"] == 0
+        assert "status: error" in desktop.engine_output()

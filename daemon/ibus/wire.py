@@ -75,9 +75,6 @@ PROP_TYPE_TOGGLE = 1
 PROP_STATE_UNCHECKED = 0
 PROP_STATE_CHECKED = 1
 
-# IBusOrientation
-ORIENTATION_SYSTEM = 2
-
 # --------------------------------------------------------------------------- builders
 
 
@@ -113,15 +110,6 @@ def ghost_attributes(n: int, colour: int, prediction_hint: bool) -> list[Attribu
     if prediction_hint:
         attrs.append(Attribute(ATTR_TYPE_HINT, ATTR_PREEDIT_PREDICTION, 0, n))
     return attrs
-
-
-def lookup_table(candidates: Sequence[str], page_size: int = 1) -> Variant:
-    """An IBusLookupTable with ``candidates`` and no labels, cursor hidden."""
-    return _obj(
-        "IBusLookupTable", "uubbiavav",
-        max(1, page_size), 0, False, False, ORIENTATION_SYSTEM,
-        [text(c) for c in candidates], [],
-    )
 
 
 @dataclass(frozen=True)

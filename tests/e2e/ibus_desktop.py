@@ -247,3 +247,12 @@ def wait_for_preedit(app: GtkApp, field_name: str = "first", timeout: float = 30
     time.sleep(0.3)  # a streamed result may still grow: take the settled one
     assert wait_until(lambda: app.field(field_name)["preedit"], timeout=timeout, interval=0.02)
     return app.field(field_name)["preedit"]
+
+
+def grey_pixels(display: str, colour: str = "#808080") -> int:
+    """How many pixels of the screen have exactly ``colour`` (ImageMagick)."""
+    if shutil.which("import") is None:
+        pytest.skip("ImageMagick is not installed (Debian package imagemagick)")
+    out = subprocess.run(["import", "-window", "root", "-depth", "8", "txt:-"], env=x_env(display),
+                         capture_output=True, text=True, timeout=60)
+    return sum(1 for line in out.stdout.splitlines() if f" {colour} " in line)

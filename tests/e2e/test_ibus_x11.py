@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from daemon.controller import next_word
-from tests.e2e.ibus_desktop import CONFIG, _desktop, ibus_desktop, wait_for_preedit  # noqa: F401  (fixture)
+from tests.e2e.ibus_desktop import CONFIG, _desktop, grey_pixels, ibus_desktop, wait_for_preedit  # noqa: F401
 from tests.e2e.xserver import wait_until, xvfb  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.llm]
@@ -23,6 +23,8 @@ def test_suggestion_is_preedit_after_the_caret_and_tab_commits_it_once(ibus_desk
     ibus_desktop.type(TYPED)
     ghost = wait_for_preedit(app)
     assert app.field()["text"] == TYPED  # the preedit is not part of the text
+    # Drawn in the engine's grey (GHOST_COLOUR): its glyphs' cores are exactly #808080.
+    assert grey_pixels(ibus_desktop.display) > 3 * len(ghost.strip())
     ibus_desktop.key("Tab")
     assert wait_until(lambda: app.field()["text"] == TYPED + ghost and not app.field()["preedit"], timeout=10), \
         app.state()
@@ -39,6 +41,7 @@ def test_escape_dismisses_and_the_next_tab_is_the_applications(ibus_desktop):
     ibus_desktop.key("Escape")
     assert wait_until(lambda: not app.field()["preedit"], timeout=10), app.state()
     assert app.field()["text"] == TYPED
+    assert grey_pixels(ibus_desktop.display) < 10  # typed text is black: the grey was the suggestion
     ibus_desktop.key("Tab")
     assert wait_until(lambda: app.focus() == "second", timeout=10), app.state()  # GTK moved focus on Tab
     assert app.field()["text"] == TYPED

@@ -50,14 +50,12 @@ def test_component_has_the_field_count_ibus_expects():
     assert isinstance(engine[10], int)
 
 
-def test_properties_and_lookup_table_serialise():
+def test_properties_serialise():
     props = [wire.Property("a", "Label", type=wire.PROP_TYPE_TOGGLE, state=wire.PROP_STATE_CHECKED)]
     (value,) = roundtrip("v", (wire.prop_list(props),))
     prop = value[1][2][0][1]
     assert prop[0] == "IBusProperty" and prop[2] == "a" and prop[3] == wire.PROP_TYPE_TOGGLE
     assert prop[9] == wire.PROP_STATE_CHECKED
-    (table,) = roundtrip("v", (wire.lookup_table(["one", "two"]),))
-    assert table[1][0] == "IBusLookupTable" and len(table[1][7]) == 2
 
 
 @pytest.mark.parametrize("keyval,state,kind,detail", [

@@ -65,8 +65,12 @@ def run_session(display_mode: str) -> dict:
         ]
         # GNOME Shell 43 uses logind when /run/systemd/seats exists and then dies
         # without the host's system bus: hide /run/systemd in a private mount namespace.
-        cmd = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
-               'mount -t tmpfs tmpfs /run/systemd && exec "$@"', "sh", *inner]
+        cmd = inner
+        if pathlib.Path("/run/systemd/seats").exists():
+            hide = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c", "mount -t tmpfs tmpfs /run/systemd"]
+            if subprocess.run(hide, capture_output=True, timeout=30).returncode != 0:
+                pytest.skip("cannot hide /run/systemd in a private mount namespace (needs CAP_SYS_ADMIN)")
+            cmd = [*hide[:-1], 'mount -t tmpfs tmpfs /run/systemd && exec "$@"', "sh", *inner]
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=400)
         try:
             result = json.loads((out / "result.json").read_text())

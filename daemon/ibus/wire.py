@@ -104,12 +104,18 @@ def text(s: str, attrs: Iterable[Attribute] = ()) -> Variant:
 
 
 def ghost_attributes(n: int, colour: int, prediction_hint: bool) -> list[Attribute]:
-    """Grey, not underlined (and, where ibus knows it, marked as a prediction)
-    over ``n`` characters.  Colours are ``0xRRGGBB``."""
-    attrs = [Attribute(ATTR_TYPE_FOREGROUND, colour, 0, n), Attribute(ATTR_TYPE_UNDERLINE, ATTR_UNDERLINE_NONE, 0, n)]
+    """How the suggestion's ``n`` characters are styled.
+
+    Before ibus 1.5.33: grey (``colour``, ``0xRRGGBB``) and not underlined.
+    From 1.5.33 on, only the semantic hint "prediction": the client library
+    turns it into its own grey (0x7F7F7F) for applications that take colours,
+    and passes it on to those that take hints (GNOME Shell 51), whereas it
+    would turn an explicit underline attribute into the "whole preedit" hint,
+    which is drawn underlined.
+    """
     if prediction_hint:
-        attrs.append(Attribute(ATTR_TYPE_HINT, ATTR_PREEDIT_PREDICTION, 0, n))
-    return attrs
+        return [Attribute(ATTR_TYPE_HINT, ATTR_PREEDIT_PREDICTION, 0, n)]
+    return [Attribute(ATTR_TYPE_FOREGROUND, colour, 0, n), Attribute(ATTR_TYPE_UNDERLINE, ATTR_UNDERLINE_NONE, 0, n)]
 
 
 @dataclass(frozen=True)

@@ -21,15 +21,17 @@ def roundtrip(signature: str, body: tuple) -> tuple:
     return parser.get_next_message().body
 
 
-def test_text_with_attributes_survives_the_wire():
-    attrs = wire.ghost_attributes(3, 0x808080, prediction_hint=True)
+@pytest.mark.parametrize("hint,expected", [
+    (False, [(wire.ATTR_TYPE_FOREGROUND, 0x808080, 0, 3), (wire.ATTR_TYPE_UNDERLINE, 0, 0, 3)]),
+    (True, [(wire.ATTR_TYPE_HINT, wire.ATTR_PREEDIT_PREDICTION, 0, 3)]),
+])
+def test_text_with_attributes_survives_the_wire(hint, expected):
+    attrs = wire.ghost_attributes(3, 0x808080, prediction_hint=hint)
     (value,) = roundtrip("v", (wire.text("abc", attrs),))
     sig, (type_name, attachments, s, (attr_sig, attr_list)) = value
     assert sig == "(sa{sv}sv)" and type_name == "IBusText" and attachments == {} and s == "abc"
     assert attr_list[0] == "IBusAttrList"
-    decoded = [a[1][2:] for a in attr_list[2]]
-    assert decoded == [(wire.ATTR_TYPE_FOREGROUND, 0x808080, 0, 3), (wire.ATTR_TYPE_UNDERLINE, 0, 0, 3),
-                       (wire.ATTR_TYPE_HINT, wire.ATTR_PREEDIT_PREDICTION, 0, 3)]
+    assert [a[1][2:] for a in attr_list[2]] == expected
     assert wire.parse_text(value) == "abc"
 
 

@@ -147,12 +147,12 @@ class IBusFrontend:
         with self._lock:
             return self._focused
 
-    def _set_focused(self, engine: Optional["Engine"]) -> Optional["Engine"]:
+    def set_focused(self, engine: Optional["Engine"]) -> Optional["Engine"]:
         with self._lock:
             previous, self._focused = self._focused, engine
             return previous
 
-    def _unfocus(self, engine: "Engine") -> bool:
+    def unfocus(self, engine: "Engine") -> bool:
         with self._lock:
             if self._focused is engine:
                 self._focused = None
@@ -301,17 +301,21 @@ class Engine:
         self._keys_since_focus = 0
         self._surrounding = None
         self._surrounding_fresh = False
-        previous = self.frontend._set_focused(self)
+        # Nothing is focused while the controller switches fields: a result
+        # for the old field that is being shown right now goes nowhere, and
+        # once on_focus() returns no result for it can be shown any more.
+        previous = self.frontend.set_focused(None)
         if previous is not None and previous is not self:
             previous.display("")
         log.debug("focus in (field %d, client %s)", self._field, self.client or "unnamed")
         self.controller.on_focus(self.focus_state())
+        self.frontend.set_focused(self)
         self.publish_properties(update=False)
         self.output.require_surrounding_text()
 
     def focus_out(self, object_path: str = "") -> None:
         self.display("")
-        if self.frontend._unfocus(self):
+        if self.frontend.unfocus(self):
             # A new, empty field id: the controller resets and cancels pending work,
             # so a late result cannot paint anywhere.
             self.controller.on_focus(FocusState(window_id=self.frontend.next_field_id()))

@@ -355,3 +355,24 @@ def test_continues():
     assert not continues("Say hel", "Say")
 
 
+
+
+def test_a_result_arriving_during_a_focus_switch_paints_nowhere(rig):
+    first, out1 = rig.engine("gtk3-im:gedit")
+    type_text(first, "Say hel")
+    rid, _ = rig.worker.last
+    second = RecordingOutput()
+    engine2 = rig.frontend.new_engine(second)
+    real_on_focus = rig.controller.on_focus
+
+    def on_focus_with_a_result_racing_in(*args, **kwargs):
+        # The worker thread gets the controller's lock first and shows its
+        # result for the old field while the D-Bus thread switches fields.
+        rig.controller.on_result(rid, Suggestion("lo world", 0.9), True)
+        return real_on_focus(*args, **kwargs)
+
+    rig.controller.on_focus = on_focus_with_a_result_racing_in
+    engine2.focus_in("/ic/2", "gtk3-im:mousepad")
+    rig.controller.on_focus = real_on_focus
+    assert [e for e in second.events if e[0] in ("preedit", "aux") and e[1]] == []  # not even for a moment
+    assert out1.preedit == ""

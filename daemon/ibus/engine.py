@@ -314,11 +314,11 @@ class Engine:
         self.output.require_surrounding_text()
 
     def focus_out(self, object_path: str = "") -> None:
-        self.display("")
-        if self.frontend.unfocus(self):
+        if self.frontend.unfocus(self):  # from now on nothing is shown here
             # A new, empty field id: the controller resets and cancels pending work,
             # so a late result cannot paint anywhere.
             self.controller.on_focus(FocusState(window_id=self.frontend.next_field_id()))
+        self.display("")
 
     def reset(self) -> None:
         """The client reset the context (a click, a programmatic change)."""

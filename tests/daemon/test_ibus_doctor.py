@@ -63,3 +63,27 @@ def test_component_path_keeps_the_system_directory_first(tmp_path: pathlib.Path)
     value = component.component_path_value({"HOME": str(tmp_path)})
     first, second = value.split(":")
     assert first == "/usr/share/ibus/component" and second.startswith(str(tmp_path))
+
+
+def test_system_install_writes_the_component_and_refreshes_the_system_cache(tmp_path: pathlib.Path, monkeypatch,
+                                                                            capsys):
+    calls = []
+    monkeypatch.setattr(component, "SYSTEM_COMPONENT_DIR", tmp_path / "component")
+    monkeypatch.setattr(component.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(component.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(component, "_run", lambda argv, env=None: calls.append(argv) or True)
+    assert component.install(system=True, env={"HOME": str(tmp_path)}) == 0
+    target = tmp_path / "component" / component.COMPONENT_FILE
+    root = ET.fromstring(target.read_text())
+    assert root.findtext("exec") == component.engine_command()
+    assert ["ibus", "write-cache", "--system"] in calls
+    assert "Input Sources" in capsys.readouterr().out  # the one step left
+    assert component.uninstall(system=True, env={"HOME": str(tmp_path)}) == 0
+    assert not target.exists()
+
+
+def test_system_install_needs_root(monkeypatch, capsys):
+    monkeypatch.setattr(component.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(component.shutil, "which", lambda name: f"/usr/bin/{name}")
+    assert component.install(system=True) == 2
+    assert "sudo" in capsys.readouterr().err

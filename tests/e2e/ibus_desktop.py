@@ -165,7 +165,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def _desktop(display: str, tmp_path: pathlib.Path, installed: bool, config_text: str = CONFIG,
+def ibus_session(display: str, tmp_path: pathlib.Path, installed: bool, config_text: str = CONFIG,
              wait_for: str = "status: ready") -> Iterator[IBusDesktop]:
     """``installed=False``: the engine registers itself at run time (``ghosttype
     ibus run``).  ``installed=True``: ``ghosttype ibus install`` (user level)
@@ -231,13 +231,13 @@ def _desktop(display: str, tmp_path: pathlib.Path, installed: bool, config_text:
 
 @pytest.fixture
 def ibus_desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[IBusDesktop]:
-    with _desktop(xvfb, tmp_path, installed=False) as desktop:
+    with ibus_session(xvfb, tmp_path, installed=False) as desktop:
         yield desktop
 
 
 @pytest.fixture
 def ibus_installed_desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[IBusDesktop]:
-    with _desktop(xvfb, tmp_path, installed=True) as desktop:
+    with ibus_session(xvfb, tmp_path, installed=True) as desktop:
         yield desktop
 
 

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from tests.e2e.ibus_desktop import _desktop
+from tests.e2e.ibus_desktop import ibus_session
 from tests.e2e.xserver import XvfbServer, wait_until
 
 
@@ -53,7 +53,7 @@ def measure(text: str, gtk: str, wait_s: float) -> dict:
     server = XvfbServer.start()
     try:
         with tempfile.TemporaryDirectory() as tmp, \
-                _desktop(server.display, pathlib.Path(tmp), installed=False, config_text=DEFAULTS) as d:
+                ibus_session(server.display, pathlib.Path(tmp), installed=False, config_text=DEFAULTS) as d:
             app = d.start_app(gtk)
             latencies, typed_through, none = [], 0, 0
             for i, ch in enumerate(text):

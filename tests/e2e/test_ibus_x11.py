@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from daemon.controller import next_word
-from tests.e2e.ibus_desktop import CONFIG, _desktop, grey_pixels, ibus_desktop, wait_for_preedit  # noqa: F401
+from tests.e2e.ibus_desktop import CONFIG, grey_pixels, ibus_desktop, ibus_session, wait_for_preedit  # noqa: F401
 from tests.e2e.xserver import wait_until, xvfb  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.llm]
@@ -130,7 +130,7 @@ def test_a_model_that_fails_to_load_leaves_typing_untouched(xvfb, tmp_path):
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + b"\0" * 64)
     config = CONFIG.replace('log_level = "info"', f'log_level = "info"\nmodel = "{broken}"')
-    with _desktop(xvfb, tmp_path, installed=False, config_text=config, wait_for="status: error") as desktop:
+    with ibus_session(xvfb, tmp_path, installed=False, config_text=config, wait_for="status: error") as desktop:
         app = desktop.start_app("3")
         desktop.type(TYPED)
         assert wait_until(lambda: app.field()["text"] == TYPED, timeout=10), app.state()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Protocol
 
 from daemon.capture.keyboard import KeyboardSource
-from daemon.config import Config, ConfigError, ensure_config_file, load_config
+from daemon.config import Config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller, UiSink
 from daemon.event_pump import EventPump
@@ -30,6 +30,7 @@ from daemon.notices import STATUS_LOG, Notices, startup_line
 from daemon.platform import Platform, select_platform
 from daemon.platform.base import PlatformError
 from daemon.platform.notifications import desktop_notifier
+from daemon.runtime import load_startup_config, make_decoder_factory, new_worker  # noqa: F401  (re-exported)
 from daemon.worker import SuggestionWorker
 
 log = logging.getLogger(__name__)
@@ -59,24 +60,6 @@ FrontEndFactory = Callable[
 
 class StartupError(Exception):
     """The daemon cannot start; str() is one line saying what to do."""
-
-
-def make_decoder_factory(config: Config) -> Callable[[], object]:
-    """A callable that loads the configured model and returns a Decoder.  It
-    runs on the worker thread, so the UI is up while the model loads."""
-
-    def build() -> object:
-        from daemon.cpc.beam import Decoder
-        from daemon.llm.llama import LlamaLM
-        from daemon.llm.models import resolve_model
-
-        path = resolve_model(config.model)
-        lm = LlamaLM(str(path), n_ctx=2048, n_seq_max=max(4, 2 * config.beam_width + 2),
-                     n_threads=config.threads or None)
-        log.info("model loaded: %s", path.name)
-        return Decoder(lm)
-
-    return build
 
 
 @dataclass
@@ -115,20 +98,7 @@ class Daemon:
     # -- configuration ---------------------------------------------------------------
 
     def _load(self) -> tuple[Config, str]:
-        """The config to start with, and an error message if the file is bad
-        (then the defaults are used and the tray shows the error)."""
-        try:
-            ensure_config_file(self.config_path)
-        except OSError as e:
-            log.warning("cannot write the default config to %s: %s", self.config_path, e)
-        try:
-            base = load_config(self.config_path)
-            error = ""
-        except ConfigError as e:
-            base, error = Config(), str(e)
-        except OSError as e:
-            base, error = Config(), f"{self.config_path}: cannot read: {e.strerror or e}"
-        return base.with_overrides(**self.overrides), error
+        return load_startup_config(self.config_path, self.overrides)
 
     # -- run -------------------------------------------------------------------------
 
@@ -197,16 +167,7 @@ class Daemon:
             self._shutdown()
 
     def _new_worker(self, config: Config, controller: Controller) -> SuggestionWorker:
-        def on_status(state: str, message: str = "") -> None:
-            controller.on_backend_status(state, message)
-            self.notices.backend_status(state, message)
-
-        return SuggestionWorker(
-            decoder_factory=make_decoder_factory(config),
-            on_result=controller.on_result,
-            on_status=on_status,
-            debounce_ms=config.debounce_ms,
-        )
+        return new_worker(config, controller, on_status=self.notices.backend_status)
 
     @staticmethod
     def _follow_field_events(platform: Platform, controller: Controller) -> Optional[EventPump]:

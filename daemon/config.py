@@ -31,6 +31,7 @@ APP_NAME = "ghosttype"
 CONFIG_FILENAME = "config.toml"
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 UNKNOWN_FIELDS = ("suggest", "skip")
+IBUS_DISPLAYS = ("auto", "preedit", "popup")
 
 #: Password managers, keyrings and passphrase prompts (X11 WM_CLASS class, lower
 #: case, and executable names); ghosttype neither captures nor suggests there.
@@ -161,6 +162,12 @@ class Config:
     unknown_fields: str = _opt(
         "suggest", "When a field cannot be identified as a password field or not: suggest or skip.",
         _choice(UNKNOWN_FIELDS))
+    ibus_display: str = _opt(
+        "auto", "IBus engine: show the suggestion as grey preedit text after the caret, or as a popup at the "
+        "caret; auto picks the popup where the preedit cannot be grey (GNOME Shell on Wayland).",
+        _choice(IBUS_DISPLAYS))
+    ibus_terminals: str = _opt(
+        "suggest", "IBus engine: fields that say they are terminals: suggest or skip.", _choice(UNKNOWN_FIELDS))
     log_level: str = _opt("warning", "Log level: debug, info, warning, error or critical.", _choice(LOG_LEVELS))
 
     def __post_init__(self) -> None:

@@ -51,6 +51,7 @@ other threads may be waiting for that thread to arm or disarm.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
 import re
 import threading
@@ -418,7 +419,8 @@ class Controller:
             else:
                 return False
             log.debug("accepting %d characters", len(piece))
-            self._echo.expect(piece)
+            if getattr(self._injector, "echoes", True):  # the IBus engine's commits never come back as keys
+                self._echo.expect(piece)
             if self._enabled and not self._paused and not self._blocked:
                 self.tracker.accept(piece)
             rest = self._ghost[len(piece):] if self._ghost.startswith(piece) else ""
@@ -758,6 +760,7 @@ class Controller:
             expected = self.tracker.text
             if self._caret_cache is not None and self._caret_cache[0] == generation:
                 return self._caret_cache[1], self._caret_cache[2]
+        fresh = None
         if self._focus_info is not None:
             # Always re-read: the field may have become readable (a browser
             # exposes a page's field a moment after it took focus).
@@ -767,6 +770,11 @@ class Controller:
                 with self._lock:
                     if self.tracker.generation == generation:
                         self._focus = fresh
+        if fresh is None and focus.text_before_caret is not None:
+            # Text handed over at the last focus change (e.g. by an input
+            # method) is not what the field holds now: only a fresh reading
+            # can contradict the buffer.
+            focus = dataclasses.replace(focus, text_before_caret=None)
         if self._caret_locator is None:
             caret = focus.caret
         else:

@@ -30,11 +30,11 @@ def check_display(env: Mapping[str, str]) -> CheckResult:
         return CheckResult("display server", True, session.describe())
     if session.server is DisplayServer.XWAYLAND:
         return CheckResult("display server", None, session.describe(),
-                           "only X11 (XWayland) applications get suggestions; native Wayland apps need an "
-                           "input-method engine, which ghosttype does not provide yet")
+                           "`ghosttype run` reaches X11 (XWayland) applications only; for native Wayland "
+                           "apps use the IBus engine: ghosttype ibus install")
     if session.server is DisplayServer.WAYLAND:
         return CheckResult("display server", False, session.describe(),
-                           "log in to an X11 session, or enable XWayland")
+                           "use the IBus engine: ghosttype ibus install (or log in to an X11 session)")
     if session.server is DisplayServer.NONE:
         return CheckResult("display server", False, session.describe(),
                            "run ghosttype inside your desktop session (DISPLAY must be set)")
@@ -179,5 +179,9 @@ def run_checks(config_path, env: Optional[Mapping[str, str]] = None,
         add(check_tray(env))
     if not native:  # AT-SPI is Linux's accessibility bus
         add(check_atspi())
+        from daemon.ibus.component import ibus_checks
+
+        for result in ibus_checks(env):
+            add(result)
     add(check_model(getattr(cfg, "model", "smollm2")))
     return results

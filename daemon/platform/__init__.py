@@ -40,11 +40,12 @@ KNOWN_PLATFORMS = ("x11", "wayland", "macos", "windows")
 DEFAULT_ACCEPT_KEYS = ("Tab", "ctrl+Right")
 
 WAYLAND_HELP = (
-    "ghosttype has no native Wayland backend yet: Wayland does not let one "
-    "application read the keyboard of others, grab keys, or type into them. "
-    "Options: run an X11 session; start XWayland and set DISPLAY (ghosttype then "
-    "works in X11 applications only); or wait for the planned backends, an "
-    "input-method engine (IBus/Fcitx) or a uinput device (needs access to /dev/uinput)."
+    "`ghosttype run` watches keys from outside the applications, which Wayland does "
+    "not allow (no reading other applications' keys, grabbing keys or typing into them). "
+    "On Wayland use ghosttype as an input-method engine instead: run "
+    "`ghosttype ibus install`, then add ghosttype as an input source (GNOME: Settings › "
+    "Keyboard › Input Sources). Other options: an X11 session, or XWayland with DISPLAY "
+    "set (X11 applications only). A uinput backend does not exist."
 )
 
 
@@ -119,7 +120,8 @@ def _choose(session: Session) -> str:
     if server is DisplayServer.XWAYLAND:
         log.warning(
             "Wayland session with XWayland: ghosttype uses X11 and works in X11 "
-            "applications only; native Wayland windows get no suggestions"
+            "applications only; native Wayland windows get no suggestions "
+            "(for those, use the input-method engine: ghosttype ibus install)"
         )
         return "x11"
     if server is DisplayServer.WAYLAND:

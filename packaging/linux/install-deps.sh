@@ -4,20 +4,25 @@
 # llama-cpp-python (pip builds it from source), and with --test also the
 # tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, a D-Bus
 # session bus, and the validators of the startup files: desktop-file-validate
-# and systemd-analyze; the real applications of the end-to-end tests: Firefox
-# ESR, Chromium, mousepad (GTK 3) and dunst, a desktop notification server).
-# Python packages are installed by pip, not here.
+# and systemd-analyze; for the IBus engine's tests the GTK3/GTK4 IBus IM
+# modules and Debian's PyGObject for the GTK test app, and GNOME Shell for the
+# headless Wayland test; the real applications of the X11 end-to-end tests:
+# Firefox ESR, Chromium, mousepad (GTK 3) and dunst, a desktop notification
+# server).  Python packages are installed by pip, not here.
+# IBus itself (ibus) is the input-method framework the `ghosttype ibus` engine
+# plugs into.
 set -euo pipefail
 
 runtime=(
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-render-util0 libxcb-image0
   libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1
-  libdbus-1-3 at-spi2-core fonts-dejavu-core python3-venv
+  libdbus-1-3 at-spi2-core fonts-dejavu-core python3-venv ibus
 )
 build=(build-essential)
 test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst
+  ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell
 )
 
 packages=("${runtime[@]}" "${build[@]}")

@@ -94,9 +94,11 @@ def test_only_the_keyboard_adapter_imports_pynput():
 
 def test_os_bindings_stay_in_daemon_platform():
     """Xlib, D-Bus, pyobjc and comtypes (and ctypes' Windows DLLs) are used by
-    ``daemon.platform`` only; the rest of the daemon sees its protocols."""
+    ``daemon.platform`` and the IBus engine (``daemon.ibus``, which speaks
+    ibus-daemon's D-Bus protocol) only; the rest of the daemon sees their protocols."""
     platform = ROOT / "daemon" / "platform"
-    paths = [p for p in (ROOT / "daemon").rglob("*.py") if platform not in p.parents]
+    ibus = ROOT / "daemon" / "ibus"
+    paths = [p for p in (ROOT / "daemon").rglob("*.py") if platform not in p.parents and ibus not in p.parents]
     bindings = ("Xlib", "jeepney", "objc", "AppKit", "Foundation", "Quartz", "ApplicationServices",
                 "CoreFoundation", "comtypes")
     offenders = _import_lines(paths, bindings)
@@ -132,3 +134,26 @@ def test_platform_has_no_flat_backend_modules():
     flat = sorted(p.name for p in (ROOT / "daemon" / "platform").glob("*.py")
                   if p.stem.split("_")[0] in BACKENDS)
     assert flat == []
+
+
+def test_ibus_engine_and_platform_backends_are_independent():
+    """The IBus engine is a frontend of its own beside the X11 one: it uses the
+    shared controller, worker, config and the protocols beside ``base.py``,
+    never a platform backend, and no backend uses it.  Only the D-Bus bindings
+    (jeepney) of the two OS bindings it may use."""
+    backends = tuple(f"daemon.platform.{b}" for b in BACKENDS)
+    ibus = ROOT / "daemon" / "ibus"
+    offenders = [hit for hit in _import_lines(ibus.rglob("*.py"), ("daemon",))
+                 if any(b in hit for b in backends) or " ui" in hit]
+    offenders += _import_lines(ibus.rglob("*.py"), ("Xlib", "pynput", "PyQt6", "gi"))
+    for backend in BACKENDS:
+        offenders += [hit for hit in _import_lines((ROOT / "daemon" / "platform" / backend).rglob("*.py"), ("daemon",))
+                      if "daemon.ibus" in hit]
+    assert offenders == []
+
+
+def test_ibus_engine_process_stays_light():
+    """``ghosttype ibus run`` needs neither Qt nor pynput nor Xlib: importing
+    its composition root must not load them (the model loads on the worker)."""
+    mods = _modules_after_import("import daemon.ibus.service, daemon.commands.ibus")
+    assert _heavy(mods, ("PyQt6", "pynput", "Xlib", "ui", "llama_cpp")) == []

@@ -1,0 +1,73 @@
+"""What every frontend of the daemon starts the same way: the configuration
+it begins with, and the suggestion worker that loads the model on its own thread.
+
+``ghosttype run`` (X11, :mod:`daemon.app`) and ``ghosttype ibus run``
+(:mod:`daemon.ibus.service`) both build their controller around these.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+from typing import Callable, Optional
+
+from daemon.config import Config, ConfigError, ensure_config_file, load_config
+from daemon.controller import Controller
+from daemon.worker import SuggestionWorker
+
+log = logging.getLogger(__name__)
+
+
+def make_decoder_factory(config: Config) -> Callable[[], object]:
+    """A callable that loads the configured model and returns a Decoder.  It
+    runs on the worker thread, so the UI is up while the model loads."""
+
+    def build() -> object:
+        from daemon.cpc.beam import Decoder
+        from daemon.llm.llama import LlamaLM
+        from daemon.llm.models import resolve_model
+
+        path = resolve_model(config.model)
+        lm = LlamaLM(str(path), n_ctx=2048, n_seq_max=max(4, 2 * config.beam_width + 2),
+                     n_threads=config.threads or None)
+        log.info("model loaded: %s", path.name)
+        return Decoder(lm)
+
+    return build
+
+
+def load_startup_config(path: pathlib.Path, overrides: dict) -> tuple[Config, str]:
+    """The config to start with, and an error message if the file is bad
+    (then the defaults are used and the front end shows the error).  Writes
+    the commented defaults first when the file does not exist."""
+    try:
+        ensure_config_file(path)
+    except OSError as e:
+        log.warning("cannot write the default config to %s: %s", path, e)
+    try:
+        base = load_config(path)
+        error = ""
+    except ConfigError as e:
+        base, error = Config(), str(e)
+    except OSError as e:
+        base, error = Config(), f"{path}: cannot read: {e.strerror or e}"
+    return base.with_overrides(**overrides), error
+
+
+def new_worker(config: Config, controller: Controller,
+               on_status: Optional[Callable[[str, str], None]] = None) -> SuggestionWorker:
+    """A worker that loads the configured model on its own thread and reports
+    to ``controller``; ``on_status(state, message)`` also hears its status
+    (loading, ready, error), e.g. to notify the user of a model that failed."""
+
+    def report(state: str, message: str = "") -> None:
+        controller.on_backend_status(state, message)
+        if on_status is not None:
+            on_status(state, message)
+
+    return SuggestionWorker(
+        decoder_factory=make_decoder_factory(config),
+        on_result=controller.on_result,
+        on_status=report,
+        debounce_ms=config.debounce_ms,
+    )

@@ -1,0 +1,378 @@
+"""The IBus engine's state machine, with no IBus at all: the real Controller,
+a worker whose results the test delivers by hand, and a recording of the
+signals the engine would send."""
+
+from __future__ import annotations
+
+import pytest
+
+from daemon.config import Config
+from daemon.controller import Controller
+from daemon.cpc.suggestion import Suggestion
+from daemon.ibus import wire
+from daemon.ibus.engine import GHOST_COLOUR, PROP_ENABLED, PROP_PAUSED, PROP_STATUS, IBusFrontend, app_from_client, continues
+from tests.daemon.fakes import ManualWorker
+
+TAB, ESC, LEFT, RIGHT, BACKSPACE = 0xFF09, 0xFF1B, 0xFF51, 0xFF53, 0xFF08
+
+
+class RecordingOutput:
+    """What one engine object would signal to ibus-daemon."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        self.committed: list[str] = []
+        self.preedit = ""
+        self.preedit_attrs: list[wire.Attribute] = []
+        self.preedit_cursor = -1
+        self.aux = ""
+        self.props: dict[str, wire.Property] = {}
+        self.surrounding_requests = 0
+
+    def commit_text(self, text: str) -> None:
+        self.events.append(("commit", text))
+        self.committed.append(text)
+
+    def update_preedit(self, text, attrs, cursor, visible) -> None:
+        self.events.append(("preedit", text, visible))
+        self.preedit = text if visible else ""
+        self.preedit_attrs = list(attrs)
+        self.preedit_cursor = cursor
+
+    def update_auxiliary(self, text, visible) -> None:
+        self.events.append(("aux", text, visible))
+        self.aux = text if visible else ""
+
+    def register_properties(self, props) -> None:
+        self.props = {p.key: p for p in props}
+
+    def update_property(self, prop) -> None:
+        self.props[prop.key] = prop
+
+    def require_surrounding_text(self) -> None:
+        self.surrounding_requests += 1
+
+
+class Rig:
+    def __init__(self, config: Config = Config(debounce_ms=0)) -> None:
+        self.frontend = IBusFrontend()
+        self.worker = ManualWorker()
+        self.controller = Controller(config, self.frontend, worker=self.worker, injector=self.frontend,
+                                     suppressor=self.frontend)
+        self.frontend.attach(self.controller)
+        self.controller.start()
+
+    def engine(self, client: str = "gtk3-im:gedit", caps: int = 0x7F):
+        out = RecordingOutput()
+        engine = self.frontend.new_engine(out)
+        engine.set_capabilities(caps)
+        engine.focus_in("/org/freedesktop/IBus/InputContext_1", client)
+        return engine, out
+
+    def deliver(self, text: str, final: bool = True) -> None:
+        rid, _ = self.worker.last
+        self.controller.on_result(rid, Suggestion(text, 0.9), final)
+
+
+def press(engine, keyval: int, state: int = 0) -> bool:
+    """Press and release; returns whether the press was consumed (and checks
+    that the release is treated the same way)."""
+    consumed = engine.process_key(keyval, 0, state)
+    assert engine.process_key(keyval, 0, state | wire.RELEASE_MASK) is consumed
+    return consumed
+
+
+def type_text(engine, text: str) -> None:
+    for ch in text:
+        assert press(engine, ord(ch)) is False, "typed keys must reach the application"
+
+
+@pytest.fixture
+def rig() -> Rig:
+    return Rig()
+
+
+def test_typed_keys_pass_through_and_the_suggestion_appears_grey_after_the_caret(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    assert rig.worker.last[1] == "Say hel"
+    rig.deliver("lo world")
+    assert out.preedit == "lo world"
+    assert out.preedit_cursor == 0  # the caret stays before the suggestion
+    kinds = {(a.type, a.value, a.start, a.end) for a in out.preedit_attrs}
+    assert (wire.ATTR_TYPE_FOREGROUND, GHOST_COLOUR, 0, 8) in kinds
+    assert (wire.ATTR_TYPE_UNDERLINE, wire.ATTR_UNDERLINE_NONE, 0, 8) in kinds
+    assert out.committed == []
+
+
+def test_tab_commits_the_suggestion_once_and_is_swallowed(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo world"]
+    assert out.preedit == ""
+    assert rig.controller.buffer_text == "Say hello world"
+    # Nothing visible any more: the next Tab is the application's.
+    assert press(engine, TAB) is False
+    assert out.committed == ["lo world"]
+
+
+def test_tab_without_a_suggestion_reaches_the_application(rig):
+    engine, out = rig.engine()
+    type_text(engine, "abc")
+    assert press(engine, TAB) is False
+    assert out.committed == []
+
+
+def test_ctrl_right_commits_the_next_word_and_keeps_the_rest(rig):
+    engine, out = rig.engine()
+    type_text(engine, "The qu")
+    rig.deliver("ick brown fox")
+    assert press(engine, RIGHT, wire.CONTROL_MASK) is True
+    assert out.committed == ["ick"]
+    assert out.preedit == " brown fox"
+    assert press(engine, RIGHT, wire.CONTROL_MASK) is True
+    assert out.committed == ["ick", " brown"]
+    assert out.preedit == " fox"
+
+
+def test_escape_dismisses_without_committing(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert press(engine, ESC) is True
+    assert out.preedit == "" and out.committed == []
+    assert press(engine, ESC) is False  # nothing to dismiss: the application's Esc
+
+
+def test_typing_the_next_character_advances_the_suggestion_without_a_model_call(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    requests = len(rig.worker.requests)
+    type_text(engine, "lo")
+    assert out.preedit == " world"
+    assert len(rig.worker.requests) == requests
+
+
+def test_any_other_key_clears_the_suggestion(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert press(engine, LEFT) is False
+    assert out.preedit == ""
+    assert rig.controller.buffer_text == ""  # the caret moved: the text before it is unknown
+
+
+def test_backspace_clears_and_asks_again(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say helx")
+    rig.deliver("yz")
+    assert press(engine, BACKSPACE) is False
+    assert out.preedit == ""
+    assert rig.worker.last[1] == "Say hel"
+
+
+def test_reset_clears_the_suggestion(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    engine.reset()
+    assert out.preedit == ""
+    assert press(engine, TAB) is False
+
+
+def test_a_late_result_never_paints_into_another_field(rig):
+    first, out1 = rig.engine("gtk3-im:gedit")
+    type_text(first, "Say hel")
+    rid, _ = rig.worker.last
+    first.focus_out()
+    second, out2 = rig.engine("gtk3-im:mousepad")
+    rig.controller.on_result(rid, Suggestion("lo world", 0.9), True)
+    assert out1.preedit == "" and out2.preedit == ""
+    assert out2.aux == "" and out1.aux == ""
+    # And a field focused again starts afresh.
+    first.focus_in("/ic", "gtk3-im:gedit")
+    rig.controller.on_result(rid, Suggestion("lo world", 0.9), True)
+    assert out1.preedit == ""
+
+
+def test_focus_out_hides_and_cancels(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    cancels = rig.worker.cancels
+    engine.focus_out()
+    assert out.preedit == ""
+    assert rig.worker.cancels > cancels
+    assert rig.controller.buffer_text == ""
+
+
+def test_surrounding_text_at_focus_in_gives_the_context(rig):
+    engine, out = rig.engine()
+    assert out.surrounding_requests >= 1
+    engine.set_surrounding_text("Dear Sir, thank you for your", 28, 28)
+    type_text(engine, " he")
+    assert rig.worker.last[1] == "Dear Sir, thank you for your he"
+
+
+def test_a_jump_in_the_surrounding_text_replaces_the_tracked_text(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    # The user clicked elsewhere: the client reports the new caret before the next key.
+    engine.set_surrounding_text("Say hel and more", 3, 3)
+    type_text(engine, "x")
+    assert out.preedit == ""
+    assert rig.worker.last[1] == "Sayx"
+
+
+def test_surrounding_text_that_continues_the_tracked_text_changes_nothing(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    engine.set_surrounding_text("Say hel", 7, 7)
+    assert press(engine, ord("l")) is False  # typed through
+    assert out.preedit == "o world"
+
+
+def test_a_selection_counts_from_its_start(rig):
+    engine, out = rig.engine()
+    engine.set_surrounding_text("one two three", 13, 4)  # "two three" selected, typing replaces it
+    type_text(engine, "x")
+    assert rig.worker.last[1] == "one x"
+
+
+@pytest.mark.parametrize("purpose,hints", [(wire.PURPOSE_PASSWORD, 0), (wire.PURPOSE_PIN, 0),
+                                           (wire.PURPOSE_FREE_FORM, wire.HINT_PRIVATE)])
+def test_private_fields_get_no_capture_and_no_suggestion(rig, purpose, hints):
+    engine, out = rig.engine()
+    engine.set_content_type(purpose, hints)
+    requests = len(rig.worker.requests)
+    type_text(engine, "hunter2 secret")
+    assert len(rig.worker.requests) == requests
+    assert rig.controller.buffer_text == ""
+    assert out.preedit == ""
+    assert rig.controller.state().blocked
+
+
+def test_a_private_field_that_becomes_normal_suggests_again(rig):
+    engine, out = rig.engine()
+    engine.set_content_type(wire.PURPOSE_PASSWORD, 0)
+    type_text(engine, "pw")
+    engine.set_content_type(wire.PURPOSE_FREE_FORM, 0)
+    type_text(engine, "Hi")
+    assert rig.worker.last[1] == "Hi"
+
+
+@pytest.mark.parametrize("setting,suggests", [("suggest", True), ("skip", False)])
+def test_terminal_fields_follow_the_config(setting, suggests):
+    rig = Rig(Config(debounce_ms=0, ibus_terminals=setting))
+    engine, out = rig.engine("gtk3-im:gnome-terminal-server")
+    engine.set_content_type(wire.PURPOSE_TERMINAL, 0)
+    type_text(engine, "ls -")
+    assert bool(rig.worker.requests) is suggests
+
+
+def test_denylisted_client_gets_nothing():
+    rig = Rig(Config(debounce_ms=0, denylist=["keepassxc"]))
+    engine, out = rig.engine("gtk3-im:KeePassXC")
+    type_text(engine, "secret")
+    assert rig.worker.requests == []
+    assert rig.controller.buffer_text == ""
+
+
+def test_client_names():
+    assert app_from_client("gtk3-im:gedit") == "gedit"
+    assert app_from_client("gtk4-im:/usr/bin/Foo") == "foo"
+    assert app_from_client("gnome-shell") == ""
+    assert app_from_client("") == ""
+
+
+def test_gnome_shell_clients_get_the_popup_instead_of_colourless_preedit(rig):
+    engine, out = rig.engine("gnome-shell")
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert out.aux == "lo world" and out.preedit == ""
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo world"] and out.aux == ""
+
+
+@pytest.mark.parametrize("display,client,expect", [("preedit", "gnome-shell", "preedit"),
+                                                   ("popup", "gtk3-im:gedit", "aux")])
+def test_the_display_can_be_forced(display, client, expect):
+    rig = Rig(Config(debounce_ms=0, ibus_display=display))
+    engine, out = rig.engine(client)
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert (out.preedit if expect == "preedit" else out.aux) == "lo world"
+    assert (out.aux if expect == "preedit" else out.preedit) == ""
+
+
+def test_properties_toggle_enabled_and_pause_and_show_the_status(rig):
+    engine, out = rig.engine()
+    assert set(out.props) == {PROP_ENABLED, PROP_PAUSED, PROP_STATUS}
+    assert out.props[PROP_STATUS].label == "ghosttype: ready"
+    engine.property_activate(PROP_PAUSED, wire.PROP_STATE_CHECKED)
+    assert out.props[PROP_STATUS].label == "ghosttype: paused"
+    type_text(engine, "Hello")
+    assert rig.worker.requests == []
+    engine.property_activate(PROP_PAUSED, wire.PROP_STATE_UNCHECKED)
+    engine.property_activate(PROP_ENABLED, wire.PROP_STATE_UNCHECKED)
+    assert out.props[PROP_STATUS].label == "ghosttype: disabled"
+    assert out.props[PROP_ENABLED].state == wire.PROP_STATE_UNCHECKED
+    engine.property_activate(PROP_ENABLED, wire.PROP_STATE_CHECKED)
+    type_text(engine, "Hi")
+    assert rig.worker.last[1] == "Hi"
+
+
+def test_a_config_reload_applies_at_once(rig):
+    engine, out = rig.engine()
+    rig.controller.apply_config(Config(debounce_ms=0, ibus_display="popup"))
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert out.aux == "lo world"
+    rig.controller.apply_config(Config(debounce_ms=0, enabled=False))
+    assert out.aux == ""
+    assert out.props[PROP_STATUS].label == "ghosttype: disabled"
+
+
+def test_a_backend_that_failed_to_load_leaves_keys_untouched(rig):
+    engine, out = rig.engine()
+    rig.controller.on_backend_status("error", "model file is broken")
+    type_text(engine, "Say hel")
+    assert press(engine, TAB) is False
+    assert out.props[PROP_STATUS].label.startswith("ghosttype: error")
+
+
+def test_continues():
+    assert continues("Say hel", "Say hel")
+    assert continues("hel", "Say hel")  # our buffer is shorter
+    assert continues("long text. Say hel", "Say hel")  # the client sends one paragraph
+    assert continues("abc", "")  # a new paragraph starts
+    assert not continues("", "abc")  # learn what the field knows
+    assert not continues("Say hel", "Say")
+
+
+
+
+def test_a_result_arriving_during_a_focus_switch_paints_nowhere(rig):
+    first, out1 = rig.engine("gtk3-im:gedit")
+    type_text(first, "Say hel")
+    rid, _ = rig.worker.last
+    second = RecordingOutput()
+    engine2 = rig.frontend.new_engine(second)
+    real_on_focus = rig.controller.on_focus
+
+    def on_focus_with_a_result_racing_in(*args, **kwargs):
+        # The worker thread gets the controller's lock first and shows its
+        # result for the old field while the D-Bus thread switches fields.
+        rig.controller.on_result(rid, Suggestion("lo world", 0.9), True)
+        return real_on_focus(*args, **kwargs)
+
+    rig.controller.on_focus = on_focus_with_a_result_racing_in
+    engine2.focus_in("/ic/2", "gtk3-im:mousepad")
+    rig.controller.on_focus = real_on_focus
+    assert [e for e in second.events if e[0] in ("preedit", "aux") and e[1]] == []  # not even for a moment
+    assert out1.preedit == ""

@@ -270,6 +270,7 @@ class ReplaySummary:
     midword_keys: int
     cancelled_calls: int = 0
     stale_shown: int = 0  #: suggestions shown for a text the user had already typed past
+    cut_short: int = 0  #: completions the worker ended at its time budget (``WorkerStats.cut_short``)
 
 
 def stale_shows(
@@ -292,7 +293,8 @@ def stale_shows(
     return stale
 
 
-def summarize_replay(records: Sequence[KeyRecord], cancelled_calls: int = 0, stale_shown: int = 0) -> ReplaySummary:
+def summarize_replay(records: Sequence[KeyRecord], cancelled_calls: int = 0, stale_shown: int = 0,
+                     cut_short: int = 0) -> ReplaySummary:
     model = [r for r in records if not r.typed_through]
     through = [r for r in records if r.typed_through]
     mids = [r for r in records if r.mid_word]
@@ -316,6 +318,7 @@ def summarize_replay(records: Sequence[KeyRecord], cancelled_calls: int = 0, sta
         midword_keys=len(mids),
         cancelled_calls=cancelled_calls,
         stale_shown=stale_shown,
+        cut_short=cut_short,
     )
 
 
@@ -372,13 +375,14 @@ def replay_text(
     preload: int,
     idle_timeout_s: float = 600.0,
     key_interval_ms: float = 0.0,
-) -> tuple[list[KeyRecord], int, int]:
+) -> tuple[list[KeyRecord], int, int, int]:
     """Type ``text[start:start+chars]`` into a fresh Controller + SuggestionWorker
     (``config`` gives the strategy; its debounce should be 0) whose field
     already holds the ``preload`` characters before ``start``: one key at a
     time, each after the worker went idle, or with ``key_interval_ms`` one
     key every that many milliseconds.  Returns one record per key, the number
-    of cancelled model calls and the number of stale suggestions shown."""
+    of cancelled model calls, of stale suggestions shown and of completions
+    cut short at the worker's time budget."""
     from daemon.controller import Controller
     from daemon.platform.base import FocusState
     from daemon.worker import SuggestionWorker
@@ -441,7 +445,7 @@ def replay_text(
     finally:
         worker.stop()
         controller.close()
-    return records, lm.cancelled - cancelled_before, stale
+    return records, lm.cancelled - cancelled_before, stale, worker.stats.cut_short
 
 
 def session_config(params: Any, strategy: Optional[str] = None) -> Any:
@@ -503,9 +507,9 @@ def replay_files(
             for name, _ in runs:
                 lm.clear_cache()
                 with BusyLoad(load):
-                    records, cancelled, stale = replay_text(decoder, lm, configs[name], text, start, chars,
+                    records, cancelled, stale, cut = replay_text(decoder, lm, configs[name], text, start, chars,
                                                             preload, key_interval_ms=key_interval_ms)
-                summaries[name] = summarize_replay(records, cancelled, stale)
+                summaries[name] = summarize_replay(records, cancelled, stale, cut)
             first, *others = runs
             ratio = summaries[first[0]].p50_ms / summaries["naive"].p50_ms if others else 1.0
             out(

@@ -114,6 +114,7 @@ REPLAY_HEADERS = (
     "again/key",
     "prompt again/mid-key",
     "stale shown",
+    "cut short",
 )
 
 
@@ -125,7 +126,9 @@ def replay_table(summaries: Mapping[str, ReplaySummary]) -> str:
     cache slot another beam took, or prompt); "prompt again/mid-key": prompt
     tokens decoded a second time per mid-word key (the target is 0); "stale
     shown": suggestions that appeared after a key the daemon had not yet seen
-    and disagreed with it (paced typing; 0 by construction otherwise)."""
+    and disagreed with it (paced typing; 0 by construction otherwise); "cut
+    short": completions ended at the worker's time budget with the whole
+    words already shown."""
     rows = [
         (
             name,
@@ -143,6 +146,7 @@ def replay_table(summaries: Mapping[str, ReplaySummary]) -> str:
             fmt_num(s.reeval_per_key, 2),
             fmt_num(s.prompt_tokens_reeval_midword, 2),
             str(s.stale_shown),
+            str(s.cut_short),
         )
         for name, s in summaries.items()
     ]

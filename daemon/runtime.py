@@ -30,6 +30,7 @@ def make_decoder_factory(config: Config) -> Callable[[], object]:
         path = resolve_model(config.model)
         lm = LlamaLM(str(path), n_ctx=2048, n_seq_max=max(4, 2 * config.beam_width + 2),
                      n_threads=config.threads or None)
+        lm.warm_up()
         log.info("model loaded: %s", path.name)
         return Decoder(lm)
 

@@ -12,7 +12,21 @@ only the newest matters:
 * a completion waits ``debounce_ms`` after its submission before it starts, so
   a burst of keystrokes costs one decode, not one per key;
 * ``prefill`` (focus moved to a field whose text we know) warms the model's
-  cache with that text at once; any completion supersedes it.
+  cache with that text at once; any completion supersedes it;
+* background warm-up: when the decoder answered from the window near the
+  caret because the full context was not cached yet
+  (:mod:`daemon.cpc.progressive`), the worker prefills the full window in
+  short chunks whenever no request is waiting or running.  A new request
+  cancels the chunk in progress at its next decode step; what was decoded
+  stays cached and the warm-up resumes when the worker is idle again.
+
+A suggestion that arrives after the user typed on is worthless, and on a
+busy machine every decode step is slower.  So a completion finishes within
+``finish_within_ms`` of its keystroke: once that much time has passed and
+the suggestion streamed so far ends at least one word, the rest of the
+continuation is not generated and what was streamed, up to the end of its
+last whole word, becomes the final result (counted in ``stats.cut_short``).  On an idle machine most requests
+finish well before; under load the user still gets the word they are typing.
 
 Results, partial and final, go to ``on_result(request_id, suggestion, final)``
 on this thread.  A decoder exception is logged without its message (it might
@@ -23,7 +37,9 @@ made or as a factory that runs on this thread (loading a model takes seconds;
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 import threading
 import time
 import traceback
@@ -36,16 +52,29 @@ from daemon.cpc.suggestion import BeamParams, Completer, Suggestion
 log = logging.getLogger(__name__)
 
 ResultCallback = Callable[[int, Suggestion, bool], None]
+
+#: Default time budget from a keystroke to its final suggestion.
+FINISH_WITHIN_MS = 150.0
+_WORD_END = re.compile(r"\w(?=\W)")
+
+
+def whole_words(text: str) -> str:
+    """``text`` up to the end of its last word that something else follows
+    ("" when no word is known to be finished)."""
+    last = None
+    for last in _WORD_END.finditer(text):
+        pass
+    return text[: last.end()] if last is not None else ""
 StatusCallback = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
 class _Job:
     seq: int
-    kind: str  # "complete" | "prefill"
+    kind: str  # "complete" | "prefill" | "warm"
     request_id: int
     text: str
-    params: BeamParams
+    params: Optional[BeamParams]
     submitted: float
 
     def __repr__(self) -> str:  # never show the text
@@ -59,6 +88,8 @@ class WorkerStats:
     cancelled: int = 0  #: started, then superseded
     superseded: int = 0  #: replaced before they started
     prefills: int = 0
+    warm_steps: int = 0  #: background warm-up chunks decoded
+    cut_short: int = 0  #: completions ended at ``finish_within_ms`` with what was streamed
     errors: int = 0
 
 
@@ -85,6 +116,7 @@ class SuggestionWorker:
         on_result: ResultCallback,
         on_status: Optional[StatusCallback] = None,
         debounce_ms: float = 15.0,
+        finish_within_ms: float = FINISH_WITHIN_MS,
         name: str = "ghosttype-worker",
     ) -> None:
         if (decoder is None) == (decoder_factory is None):
@@ -94,10 +126,12 @@ class SuggestionWorker:
         self._on_result = on_result
         self._on_status = on_status
         self._debounce_s = max(0.0, float(debounce_ms)) / 1000.0
+        self._finish_within_s = max(0.0, float(finish_within_ms)) / 1000.0
         self._cond = threading.Condition()
         self._job: Optional[_Job] = None
         self._seq = 0  # sequence number of the newest job; running jobs compare against it
         self._busy = False
+        self._warming = False  #: the decoder has background warm-up left (worker thread writes)
         self._loading = decoder is None
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -155,11 +189,12 @@ class SuggestionWorker:
             self._cond.notify_all()
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
-        """Block until nothing is waiting or running (and the decoder has
-        loaded or failed); False on timeout.  For tests and benchmarks."""
+        """Block until nothing is waiting or running, background warm-up
+        included (and the decoder has loaded or failed); False on timeout.
+        For tests and benchmarks."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._job is not None or self._busy or self._loading:
+            while self._job is not None or self._busy or self._loading or self._warming:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self._thread.is_alive():
                     return False
@@ -186,11 +221,15 @@ class SuggestionWorker:
             job = self._next_job()
             if job is None:
                 return
+            ok = False
             try:
-                self._execute(job)
+                ok = self._execute(job)
             finally:
+                # A failing warm-up is not retried until the next request.
+                warming = (ok or job.kind != "warm") and bool(getattr(self._decoder, "warming", False))
                 with self._cond:
                     self._busy = False
+                    self._warming = warming
                     self._cond.notify_all()
 
     def _load(self) -> None:
@@ -213,6 +252,9 @@ class SuggestionWorker:
         """Wait for a job and its debounce; None when stopping."""
         with self._cond:
             while True:
+                if self._job is None and self._warming and not self._stopping:
+                    self._busy = True
+                    return _Job(self._seq, "warm", -1, "", None, time.monotonic())
                 while self._job is None and not self._stopping:
                     self._cond.wait()
                 if self._stopping:
@@ -228,35 +270,63 @@ class SuggestionWorker:
                 self._busy = True
                 return job
 
-    def _execute(self, job: _Job) -> None:
+    def _execute(self, job: _Job) -> bool:
+        """Run one job; False when the decoder raised an error."""
         decoder = self._decoder
         if decoder is None:  # the model failed to load: nothing to do
-            return
+            return True
 
         def cancel() -> bool:
             return self._seq != job.seq
 
         try:
+            if job.kind == "warm":
+                if decoder.warm_step(cancel):  # type: ignore[attr-defined]
+                    self.stats.warm_steps += 1
+                return True
             if job.kind == "prefill":
                 decoder.prefill(job.text, job.params, cancel)
                 self.stats.prefills += 1
-                return
+                return True
+
+            streamed: list[Suggestion] = []
 
             def partial(s: Suggestion) -> None:
                 if not cancel():
+                    streamed[:] = [s]
                     self._deliver(job.request_id, s, False)
 
-            result = decoder.complete(job.text, job.params, cancel, partial)
+            def enough() -> bool:
+                """Stale, or out of time with a whole word already shown."""
+                if cancel():
+                    return True
+                return (
+                    time.monotonic() - job.submitted > self._finish_within_s
+                    and bool(streamed)
+                    and bool(whole_words(streamed[0].visible))
+                )
+
+            try:
+                result = decoder.complete(job.text, job.params, enough, partial)
+            except Cancelled:
+                if cancel() or not streamed:
+                    raise
+                # Out of time: the whole words the user already sees are final.
+                result = dataclasses.replace(streamed[0], text=whole_words(streamed[0].visible))
+                self.stats.cut_short += 1
             if cancel():
                 self.stats.cancelled += 1
-                return
+                return True
             self.stats.completed += 1
             self._deliver(job.request_id, result, True)
         except Cancelled:
-            self.stats.cancelled += 1
+            if job.kind != "warm":  # background work yielding to a request is not a cancelled request
+                self.stats.cancelled += 1
         except Exception as e:
             self.stats.errors += 1
-            log.error("decoder failed on a %d-character request: %s", len(job.text), describe_exception(e))
+            log.error("decoder failed on a %d-character %s job: %s", len(job.text), job.kind, describe_exception(e))
+            return False
+        return True
 
     def _deliver(self, request_id: int, s: Suggestion, final: bool) -> None:
         try:

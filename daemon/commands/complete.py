@@ -78,7 +78,11 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def make_params(args: argparse.Namespace, strategy: str, beam_width: int) -> BeamParams:
+def make_params(args: argparse.Namespace, strategy: str, beam_width: int, *, progressive: bool = False) -> BeamParams:
+    """The request knobs of the command line.  One-shot requests (``complete``,
+    the quality benchmark) use the full context window at once; only a typing
+    session (``progressive``) answers from the window near the caret while
+    the full one is prefilled (:mod:`daemon.cpc.progressive`)."""
     try:
         return BeamParams(
             strategy=strategy,  # type: ignore[arg-type]
@@ -86,6 +90,7 @@ def make_params(args: argparse.Namespace, strategy: str, beam_width: int) -> Bea
             max_tokens=args.max_tokens,
             confidence_threshold=args.confidence_threshold,
             context_chars=args.context_chars,
+            quick_context_chars=_DEFAULTS.quick_context_chars if progressive else 0,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -101,13 +106,14 @@ def resolve(model: Optional[str]) -> str:
         raise UsageError(str(exc)) from None
 
 
-def load_lm(model_path: str, n_seq_max: int = 8) -> Any:
-    """A ``LlamaLM`` on ``model_path``; load failures become UsageError."""
+def load_lm(model_path: str, n_seq_max: int = 8, batch_threads: Optional[int] = None) -> Any:
+    """A ``LlamaLM`` on ``model_path``; load failures become UsageError.
+    ``batch_threads`` fixes the threads of batch decodes (default: by load)."""
     from daemon.llm.llama import LlamaLM
     from daemon.llm.models import ModelLoadError
 
     try:
-        return LlamaLM(model_path, n_seq_max=n_seq_max)
+        return LlamaLM(model_path, n_seq_max=n_seq_max, batch_threads=batch_threads or None)
     except ModelLoadError as exc:
         raise UsageError(str(exc)) from None
 

@@ -98,6 +98,18 @@ def add_parser(subparsers: Any) -> None:
                    help="strategy compared against naive (default cpc)")
     r.add_argument("--beam-width", type=int, default=_DEFAULTS.beam_width, metavar="K",
                    help=f"beam width of the compared strategy (default {_DEFAULTS.beam_width})")
+    r.add_argument("--key-interval-ms", type=float, default=0.0, metavar="MS",
+                   help="press a key every MS milliseconds, as a person types, instead of one key "
+                        "after the other once the daemon is idle (measures stale suggestions)")
+    c = p.add_argument_group("cold start")
+    c.add_argument("--cold-start", action="store_true",
+                   help="time the first suggestion after focusing a field with --context-chars of text "
+                        "before the caret and nothing of it in the model's cache (--offsets per file)")
+    b = p.add_argument_group("replay and cold start")
+    b.add_argument("--load", type=int, default=0, metavar="K",
+                   help="run beside K processes spinning on the CPU (started and stopped by the command)")
+    b.add_argument("--batch-threads", type=int, default=0, metavar="N",
+                   help="threads for batch decodes (prefill, beam steps); default 0: by load")
     v = p.add_argument_group("vocabulary look-ups")
     v.add_argument("--vocab-bench", action="store_true", help="time the vocabulary index look-ups")
     one_line_errors(p, "ghosttype eval")
@@ -260,32 +272,83 @@ def run_replay_mode(args: argparse.Namespace) -> int:
         raise UsageError("give at least one FILE to replay")
     if args.chars < 1:
         raise UsageError(f"--chars must be at least 1, got {args.chars}")
-    params = make_params(args, args.strategy, args.beam_width)
+    params = make_params(args, args.strategy, args.beam_width, progressive=True)
     files = _read_files(args.files)
     (model_name, model_path), *rest = _models(args)
     if rest:
         raise UsageError("--replay takes one --model")
     if args.preload_chars is not None and args.preload_chars < 0:
         raise UsageError(f"--preload-chars must be >= 0, got {args.preload_chars}")
+    _check_load_args(args)
     obj = replay_files(model_name, model_path, files, params, chars=args.chars, seed=args.seed,
-                       preload_chars=args.preload_chars)
+                       preload_chars=args.preload_chars, load=args.load,
+                       key_interval_ms=args.key_interval_ms, batch_threads=args.batch_threads)
     if args.json_out:
         _write_json(args.json_out, obj)
     return 0
 
 
+def _check_load_args(args: argparse.Namespace) -> None:
+    if args.load < 0:
+        raise UsageError(f"--load must be >= 0, got {args.load}")
+    if args.batch_threads < 0:
+        raise UsageError(f"--batch-threads must be >= 0, got {args.batch_threads}")
+    if args.key_interval_ms < 0:
+        raise UsageError(f"--key-interval-ms must be >= 0, got {args.key_interval_ms}")
+
+
+def run_cold_start_mode(args: argparse.Namespace) -> int:
+    from daemon.cpc.beam import Decoder
+    from daemon.evaluation.coldstart import run_cold_start
+    from daemon.evaluation.load import BusyLoad
+    from daemon.evaluation.replay import session_config
+    from daemon.evaluation.report import cold_start_table
+
+    if not args.files:
+        raise UsageError("give at least one FILE for --cold-start")
+    if args.offsets < 1:
+        raise UsageError(f"--offsets must be at least 1, got {args.offsets}")
+    _check_load_args(args)
+    params = make_params(args, args.strategy, args.beam_width, progressive=True)
+    config = session_config(params)
+    files = _read_files(args.files)
+    (model_name, model_path), *rest = _models(args)
+    if rest:
+        raise UsageError("--cold-start takes one --model")
+    lm = load_lm(model_path, n_seq_max=max(8, params.beam_width + 1), batch_threads=args.batch_threads)
+    runs: list[dict] = []
+    try:
+        lm.warm_up()  # as the daemon does after loading
+        decoder = Decoder(lm)
+        for file_name, text in files:
+            with BusyLoad(args.load):
+                result = run_cold_start(decoder, lm, config, text, args.offsets, args.seed,
+                                        progress=_progress(f"{file_name} cold start"))
+            print(f"\n{file_name}  model={model_name}  {result.n} cold starts (seed {args.seed})  "
+                  f"context={params.context_chars} chars  load={args.load}")
+            print(cold_start_table(result))
+            runs.append({"file": file_name, "model": model_name, "load": args.load, "cold_start": result.as_json()})
+    finally:
+        lm.close()
+    if args.json_out:
+        _write_json(args.json_out, {"cold_start": runs[-1]["cold_start"], "load": args.load, "runs": runs})
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.replay and args.vocab_bench:
-            raise UsageError("choose one of --replay and --vocab-bench")
+        if sum((args.replay, args.vocab_bench, args.cold_start)) > 1:
+            raise UsageError("choose one of --replay, --cold-start and --vocab-bench")
         if args.vocab_bench:
             return run_vocab_mode(args)
         if args.replay:
             return run_replay_mode(args)
+        if args.cold_start:
+            return run_cold_start_mode(args)
         return run_quality_mode(args)
     except UsageError as exc:
         print(f"ghosttype eval: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except TimeoutError as exc:  # the replay's worker stopped answering
+    except TimeoutError as exc:  # the replay's (or cold start's) worker stopped answering
         print(f"ghosttype eval: error: {exc}", file=sys.stderr)
         return 1

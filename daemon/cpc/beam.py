@@ -44,12 +44,13 @@ import numpy as np
 from .confidence import geometric_mean_prob
 from .covering import Covering, cover
 from .lm import Cancelled, CancelCheck, TokenLM
+from .progressive import ProgressivePrompt
 from .split import Split, split_stable
 from .stopping import stop_position
 from .suggestion import BeamParams, Suggestion
 from .utf8 import decode_prefix
 from .vocab import VocabIndex
-from .window import ContextWindow, cut_context
+from .window import cut_context
 
 #: Tokens kept free in the context besides the covering and ``max_tokens``
 #: (BOS and a little slack for tokenizers that add more than one special).
@@ -76,7 +77,7 @@ class Decoder:
                 generable[t] = True
         #: added to a log-prob row so argmax only sees text tokens and EOG
         self._gen_mask = np.where(generable, 0.0, -np.inf).astype(np.float32)
-        self._window = ContextWindow()
+        self._prompt = ProgressivePrompt(lm)
 
     # ----------------------------------------------------------------- prompt
 
@@ -100,8 +101,27 @@ class Decoder:
         )
 
     def plan(self, text: str, params: BeamParams) -> Split:
-        """Stable tokens and remainder that ``params.strategy`` would use for ``text``."""
-        text = self._window.window(text, int(params.context_chars))
+        """Stable tokens and remainder that ``params.strategy`` would use for
+        ``text``: from the full context window, or from the window near the
+        caret while the full one is not cached yet (:mod:`daemon.cpc.progressive`)."""
+        return self._prompt.plan(text, params, self._split_window)
+
+    @property
+    def used_near_window(self) -> bool:
+        """The last plan answered from the window near the caret."""
+        return self._prompt.used_near
+
+    @property
+    def warming(self) -> bool:
+        """The full window's prompt still waits to be prefilled (:meth:`warm_step`)."""
+        return self._prompt.warming
+
+    def warm_step(self, cancel: Optional[CancelCheck] = None) -> bool:
+        """One short chunk of background prefill; False when nothing is left."""
+        return self._prompt.warm_step(cancel)
+
+    def _split_window(self, text: str, params: BeamParams) -> Split:
+        """Tokenize one window of context and split it for ``params.strategy``."""
         tokens = self.lm.tokenize(text) if text else []
         if params.strategy == "naive":
             split = Split(stable=tuple(tokens), remainder=b"")

@@ -23,6 +23,9 @@ class BeamParams:
     single_line: bool = True  #: stop at a newline
     stop_at_sentence_end: bool = True  #: stop after ". ", "! ", "? "
     context_chars: int = 1500  #: only this many characters before the caret are used
+    #: while the full window is not cached, answer from this many characters
+    #: near the caret (0: always the full window; see daemon.cpc.progressive)
+    quick_context_chars: int = 256
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -39,6 +42,8 @@ class BeamParams:
             )
         if int(self.context_chars) < 1:
             raise ValueError(f"context_chars must be >= 1, got {self.context_chars}")
+        if int(self.quick_context_chars) < 0:
+            raise ValueError(f"quick_context_chars must be >= 0, got {self.quick_context_chars}")
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,8 @@ def candidate_offsets(text: str, kind: OffsetKind) -> list[int]:
     raise ValueError(f"unknown offset kind {kind!r}; choose one of {', '.join(OFFSET_KINDS)}")
 
 
-def choose_offsets(text: str, n: int, kind: OffsetKind = "mid", seed: int = 0) -> list[int]:
-    """``n`` distinct offsets of ``kind`` drawn uniformly with ``random.Random(seed)``,
+def choose_offsets(text: str, n: int, kind: OffsetKind = "mid", seed: int = 0, min_offset: int = 0) -> list[int]:
+    """``n`` distinct offsets of ``kind`` (at least ``min_offset``) drawn uniformly with ``random.Random(seed)``,
     returned ascending (so runs walk the text in order, which is also how a
     backend's prefix cache is friendliest).  Fewer when the text has fewer.
 
@@ -56,7 +56,7 @@ def choose_offsets(text: str, n: int, kind: OffsetKind = "mid", seed: int = 0) -
     """
     if n < 0:
         raise ValueError(f"the number of offsets must be >= 0, got {n}")
-    pool = candidate_offsets(text, kind)
+    pool = [i for i in candidate_offsets(text, kind) if i >= min_offset]
     if n >= len(pool):
         return pool
     return sorted(random.Random(seed).sample(pool, n))

@@ -10,7 +10,14 @@ field as if it already held them (a focus event with the field's text, as
 accessibility would report it), and the worker prefills them (not measured).
 After each key the replay waits until the worker is idle, so every keystroke
 is measured alone (a person typing faster would only see more cancellations).
-Each strategy starts from an empty model cache.
+With a typing pace (``key_interval_ms``) keys are pressed on a clock instead,
+whatever the daemon is doing, as a person types; latencies then count from
+the moment the key was due, and ``stale_shown`` counts suggestions that
+appeared after a key was pressed but before the daemon had seen it and that
+disagree with it (the text had already moved on when they appeared).
+``--load K`` runs either beside ``K`` spinning processes
+(:mod:`daemon.evaluation.load`).  Each strategy starts from an empty model
+cache.
 
 The headline latency (``p50_ms``/``p95_ms``) is over *model keys*: keys the
 controller could not answer by typing through its visible suggestion.
@@ -57,6 +64,7 @@ import numpy as np
 
 from daemon.cpc.beam import Decoder
 from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
+from daemon.evaluation.load import BusyLoad
 from daemon.evaluation.metrics import percentile
 from daemon.evaluation.offsets import is_word_char
 
@@ -172,7 +180,7 @@ class RecordingSink:
         self.events: list[tuple[float, str, str]] = []  #: (time, "show"|"hide", text)
         self._lock = threading.Lock()
 
-    def show(self, text: str, caret: Any = None) -> None:
+    def show(self, text: str, caret: Any = None, look: Any = None) -> None:
         with self._lock:
             self.events.append((self.clock(), "show", text))
 
@@ -261,9 +269,32 @@ class ReplaySummary:
     prompt_tokens_reeval_midword: float  #: mean prompt tokens decoded twice per mid-word key
     midword_keys: int
     cancelled_calls: int = 0
+    stale_shown: int = 0  #: suggestions shown for a text the user had already typed past
+    cut_short: int = 0  #: completions the worker ended at its time budget (``WorkerStats.cut_short``)
 
 
-def summarize_replay(records: Sequence[KeyRecord], cancelled_calls: int = 0) -> ReplaySummary:
+def stale_shows(
+    events: Sequence[tuple[float, str, str]], presses: Sequence[tuple[float, float, str]]
+) -> int:
+    """Shows that were stale when they appeared (pure, unit-tested).
+
+    ``presses`` are ``(due, seen, char)`` per key: when the user pressed it and
+    when the daemon started handling it.  A show at time ``t`` is stale when
+    keys were pressed before ``t`` but not yet seen, and the ghost text does not
+    begin with what they typed (the text had moved on and the ghost disagrees).
+    """
+    stale = 0
+    for t, kind, ghost in events:
+        if kind != "show" or not ghost:
+            continue
+        pending = "".join(ch for due, seen, ch in presses if due <= t < seen)
+        if pending and not ghost.startswith(pending):
+            stale += 1
+    return stale
+
+
+def summarize_replay(records: Sequence[KeyRecord], cancelled_calls: int = 0, stale_shown: int = 0,
+                     cut_short: int = 0) -> ReplaySummary:
     model = [r for r in records if not r.typed_through]
     through = [r for r in records if r.typed_through]
     mids = [r for r in records if r.mid_word]
@@ -286,6 +317,8 @@ def summarize_replay(records: Sequence[KeyRecord], cancelled_calls: int = 0) -> 
         prompt_tokens_reeval_midword=(sum(r.prompt_reeval_tokens for r in mids) / len(mids)) if mids else 0.0,
         midword_keys=len(mids),
         cancelled_calls=cancelled_calls,
+        stale_shown=stale_shown,
+        cut_short=cut_short,
     )
 
 
@@ -341,11 +374,15 @@ def replay_text(
     chars: int,
     preload: int,
     idle_timeout_s: float = 600.0,
-) -> tuple[list[KeyRecord], int]:
+    key_interval_ms: float = 0.0,
+) -> tuple[list[KeyRecord], int, int, int]:
     """Type ``text[start:start+chars]`` into a fresh Controller + SuggestionWorker
     (``config`` gives the strategy; its debounce should be 0) whose field
-    already holds the ``preload`` characters before ``start``.
-    Returns one record per key and the number of cancelled model calls."""
+    already holds the ``preload`` characters before ``start``: one key at a
+    time, each after the worker went idle, or with ``key_interval_ms`` one
+    key every that many milliseconds.  Returns one record per key, the number
+    of cancelled model calls, of stale suggestions shown and of completions
+    cut short at the worker's time budget."""
     from daemon.controller import Controller
     from daemon.platform.base import FocusState
     from daemon.worker import SuggestionWorker
@@ -362,31 +399,73 @@ def replay_text(
         controller.on_focus(FocusState(window_id=1, text_before_caret=field_text))
         if not worker.wait_idle(idle_timeout_s):
             raise TimeoutError("the worker did not finish prefilling the pre-loaded text")
-        for i in range(start, min(len(text), start + chars)):
+        interval = max(0.0, key_interval_ms) / 1000.0
+        presses: list[tuple[float, float, str]] = []
+        first_event = len(sink)
+        t_start = time.perf_counter()
+        keys = range(start, min(len(text), start + chars))
+        pending: Optional[tuple] = None  # paced mode: the key whose events are still coming
+
+        def close(key: tuple, until: Optional[float]) -> None:
+            i, t_due, t_seen, t_returned, n_events, before, reeval, prompt_reeval = key
+            events = [e for e in sink.since(n_events) if until is None or e[0] < until]
+            records.append(key_record(
+                t_due, t_returned, events, is_mid_word_key(text, i), lm.stats.since(before),
+                lm.reeval_tokens - reeval, lm.prompt_reeval_tokens - prompt_reeval,
+            ))
+
+        for n, i in enumerate(keys):
+            if interval:
+                t_due = t_start + n * interval
+                delay = t_due - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
             n_events = len(sink)
             before = lm.stats.snapshot()
-            reeval_before = lm.reeval_tokens
-            prompt_reeval_before = lm.prompt_reeval_tokens
-            t_key = time.perf_counter()
+            reeval_before, prompt_reeval_before = lm.reeval_tokens, lm.prompt_reeval_tokens
+            t_seen = time.perf_counter()
+            if not interval:
+                t_due = t_seen
+            if pending is not None:
+                close(pending, t_seen)
             controller.on_key(key_event(text[i]))
             t_returned = time.perf_counter()
+            presses.append((t_due, t_seen, text[i]))
+            pending = (i, t_due, t_seen, t_returned, n_events, before, reeval_before, prompt_reeval_before)
+            if not interval:
+                if not worker.wait_idle(idle_timeout_s):
+                    raise TimeoutError("the worker did not answer a keystroke in time")
+                close(pending, None)
+                pending = None
+        if pending is not None:
             if not worker.wait_idle(idle_timeout_s):
                 raise TimeoutError("the worker did not answer a keystroke in time")
-            records.append(
-                key_record(
-                    t_key,
-                    t_returned,
-                    sink.since(n_events),
-                    is_mid_word_key(text, i),
-                    lm.stats.since(before),
-                    lm.reeval_tokens - reeval_before,
-                    lm.prompt_reeval_tokens - prompt_reeval_before,
-                )
-            )
+            close(pending, None)
+        stale = stale_shows(sink.since(first_event), presses)
     finally:
         worker.stop()
         controller.close()
-    return records, lm.cancelled - cancelled_before
+    return records, lm.cancelled - cancelled_before, stale, worker.stats.cut_short
+
+
+def session_config(params: Any, strategy: Optional[str] = None) -> Any:
+    """The daemon's configuration for a benchmark session with ``params``'s
+    knobs (``strategy`` overrides its strategy) and no debounce."""
+    from daemon.commands.complete import UsageError
+    from daemon.config import Config, ConfigError
+
+    try:
+        return Config(
+            strategy=strategy or params.strategy,
+            beam_width=params.beam_width,
+            max_tokens=params.max_tokens,
+            confidence_threshold=params.confidence_threshold,
+            context_chars=params.context_chars,
+            single_line=params.single_line,
+            debounce_ms=0,
+        )
+    except ConfigError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
 
 
 def strategy_name(strategy: str, beam_width: int) -> str:
@@ -403,33 +482,21 @@ def replay_files(
     seed: int,
     preload_chars: Optional[int] = None,
     out: Callable[[str], None] = print,
+    load: int = 0,
+    key_interval_ms: float = 0.0,
+    batch_threads: Optional[int] = None,
 ) -> dict:
     """Replay every file with ``params``'s strategy and with naive decoding
     (same model load, cache cleared before each run), print a table per file,
     and return the JSON object of ``--replay --json``."""
-    from daemon.commands.complete import UsageError, load_lm
-    from daemon.config import Config, ConfigError
+    from daemon.commands.complete import load_lm
     from daemon.evaluation.report import fmt_num, replay_table
 
     runs = [(strategy_name(params.strategy, params.beam_width), params.strategy)]
     if params.strategy != "naive":
         runs.append(("naive", "naive"))
-    try:
-        configs = {
-            name: Config(
-                strategy=strategy,
-                beam_width=params.beam_width,
-                max_tokens=params.max_tokens,
-                confidence_threshold=params.confidence_threshold,
-                context_chars=params.context_chars,
-                single_line=params.single_line,
-                debounce_ms=0,
-            )
-            for name, strategy in runs
-        }
-    except ConfigError as exc:
-        raise UsageError(str(exc).splitlines()[0]) from None
-    lm = CountingLM(load_lm(model_path, n_seq_max=max(8, params.beam_width + 1)))
+    configs = {name: session_config(params, strategy) for name, strategy in runs}
+    lm = CountingLM(load_lm(model_path, n_seq_max=max(8, params.beam_width + 1), batch_threads=batch_threads))
     results: list[dict] = []
     try:
         decoder = PlanRecordingDecoder(lm)
@@ -439,14 +506,17 @@ def replay_files(
             summaries: dict[str, ReplaySummary] = {}
             for name, _ in runs:
                 lm.clear_cache()
-                records, cancelled = replay_text(decoder, lm, configs[name], text, start, chars, preload)
-                summaries[name] = summarize_replay(records, cancelled)
+                with BusyLoad(load):
+                    records, cancelled, stale, cut = replay_text(decoder, lm, configs[name], text, start, chars,
+                                                            preload, key_interval_ms=key_interval_ms)
+                summaries[name] = summarize_replay(records, cancelled, stale, cut)
             first, *others = runs
             ratio = summaries[first[0]].p50_ms / summaries["naive"].p50_ms if others else 1.0
             out(
                 f"\n{file_name}  model={model_name}  {summaries[first[0]].keys} keys typed from offset "
                 f"{start} (seed {seed}) after {preload} pre-loaded chars  context={params.context_chars} chars  "
-                f"max_tokens={params.max_tokens}"
+                f"max_tokens={params.max_tokens}  load={load}"
+                + (f"  one key every {key_interval_ms:g} ms" if key_interval_ms else "")
             )
             out(replay_table(summaries))
             out(f"p50 ratio {first[0]}/naive (keys needing the model): {fmt_num(ratio)}")
@@ -458,12 +528,15 @@ def replay_files(
                     "replay": {n: _summary_json(s) for n, s in summaries.items()},
                     "preload_chars": preload,
                     "ratio_p50": _finite(ratio),
+                    "load": load,
+                    "key_interval_ms": key_interval_ms,
                 }
             )
     finally:
         lm.close()
     last = results[-1]
-    return {"replay": last["replay"], "ratio_p50": last["ratio_p50"], "runs": results}
+    return {"replay": last["replay"], "ratio_p50": last["ratio_p50"], "load": load,
+            "key_interval_ms": key_interval_ms, "runs": results}
 
 
 def _finite(x: float) -> Optional[float]:

@@ -7,7 +7,7 @@ rows can go to the terminal or into a README.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from daemon.evaluation.metrics import QualitySummary, SweepRow
 from daemon.evaluation.replay import ReplaySummary
@@ -113,6 +113,8 @@ REPLAY_HEADERS = (
     "tokens/key",
     "again/key",
     "prompt again/mid-key",
+    "stale shown",
+    "cut short",
 )
 
 
@@ -122,7 +124,11 @@ def replay_table(summaries: Mapping[str, ReplaySummary]) -> str:
     keys; "all": first shown suggestion on every key, typed-through included;
     "again/key": tokens decoded a second time per key (beam positions whose
     cache slot another beam took, or prompt); "prompt again/mid-key": prompt
-    tokens decoded a second time per mid-word key (the target is 0)."""
+    tokens decoded a second time per mid-word key (the target is 0); "stale
+    shown": suggestions that appeared after a key the daemon had not yet seen
+    and disagreed with it (paced typing; 0 by construction otherwise); "cut
+    short": completions ended at the worker's time budget with the whole
+    words already shown."""
     rows = [
         (
             name,
@@ -139,10 +145,23 @@ def replay_table(summaries: Mapping[str, ReplaySummary]) -> str:
             fmt_num(s.tokens_per_key, 1),
             fmt_num(s.reeval_per_key, 2),
             fmt_num(s.prompt_tokens_reeval_midword, 2),
+            str(s.stale_shown),
+            str(s.cut_short),
         )
         for name, s in summaries.items()
     ]
     return format_table(REPLAY_HEADERS, rows)
+
+
+COLD_START_HEADERS = ("cold starts", "shown", "near window", "p50 ms", "p95 ms", "p50 final", "p95 final")
+
+
+def cold_start_table(result: Any) -> str:
+    """One row: focus + first key -> first shown / final suggestion
+    (:class:`daemon.evaluation.coldstart.ColdStart`)."""
+    row = (str(result.n), str(result.shown), str(result.near_window), fmt_num(result.p50_ms, 1),
+           fmt_num(result.p95_ms, 1), fmt_num(result.p50_final_ms, 1), fmt_num(result.p95_final_ms, 1))
+    return format_table(COLD_START_HEADERS, [row])
 
 
 SWEEP_HEADERS = ("strategy", "threshold", "shown", "right of shown", "withheld right", "withheld wrong")

@@ -31,7 +31,7 @@ import logging
 import os
 import pathlib
 import threading
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 import llama_cpp
 import numpy as np
@@ -39,6 +39,7 @@ import numpy as np
 from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
 from daemon.llm.models import ModelLoadError, check_gguf
 from daemon.llm.slots import CapacityError, SlotTable, schedule
+from daemon.llm.threads import BatchThreads
 
 __all__ = ["LlamaLM", "ModelLoadError"]
 
@@ -111,6 +112,12 @@ class LlamaLM:
     cancel checks: at ~4 ms per token on SmolLM2 (2 cores), 64 tokens is
     ~0.25 s.  ``flash_attn`` is off by default: on CPU it makes results depend
     more on how tokens were split into batches (see DESIGN, numerics).
+
+    ``n_threads`` is used for single-token decodes.  Decodes of more than one
+    token (prefill chunks, steps of several beams) use ``batch_threads``: a
+    fixed count, or a callable asked before every such decode; the default
+    is :class:`daemon.llm.threads.BatchThreads`, which adds the cores other
+    processes leave idle.
     """
 
     def __init__(
@@ -123,6 +130,7 @@ class LlamaLM:
         chunk_tokens: int = 64,
         flash_attn: bool = False,
         rows_cache_bytes: int = _ROWS_CACHE_BYTES,
+        batch_threads: Union[None, int, Callable[[], int]] = None,
     ) -> None:
         if n_ctx < 8:
             raise ValueError(f"n_ctx must be at least 8, got {n_ctx}")
@@ -156,6 +164,13 @@ class LlamaLM:
             cparams.n_seq_max = n_seq_max
             cparams.n_threads = threads
             cparams.n_threads_batch = threads
+            self._threads = threads
+            self._threads_batch = threads
+            if batch_threads is None:
+                batch_threads = BatchThreads(threads)
+            self._batch_threads: Callable[[], int] = (
+                batch_threads if callable(batch_threads) else (lambda n=max(1, int(batch_threads)): n)
+            )
             cparams.kv_unified = True
             cparams.swa_full = True  # sliding-window models (Gemma 3) must keep trimmable history
             cparams.flash_attn_type = (
@@ -198,8 +213,10 @@ class LlamaLM:
             self.close()
             raise
         log.info(
-            "loaded model %s: n_vocab=%d n_ctx=%d n_seq_max=%d threads=%d bos=%s",
-            self.model_path.name, self._n_vocab, n_ctx, n_seq_max, threads, bool(self._prefix),
+            "loaded model %s: n_vocab=%d n_ctx=%d n_seq_max=%d threads=%d (batches: %s) bos=%s",
+            self.model_path.name, self._n_vocab, n_ctx, n_seq_max, threads,
+            batch_threads if isinstance(batch_threads, int) else "by load",
+            bool(self._prefix),
         )
 
     # ------------------------------------------------------------------ TokenLM
@@ -253,6 +270,25 @@ class LlamaLM:
                 cap = -n
             raise RuntimeError("llama_tokenize kept asking for a larger buffer")  # pragma: no cover
 
+    def cached_tokens(self, seq: Sequence[int]) -> int:
+        """How many leading tokens of ``seq`` (given without BOS, as to
+        :meth:`logprobs`) some sequence slot already holds: asking for
+        ``seq`` decodes only the rest."""
+        key = tuple(int(t) for t in seq)
+        if not key:
+            return 0
+        with self._lock:
+            self._check_open()
+            if key in self._rows:
+                return len(key)
+            full = self._full(key)
+            return max(0, self._table.cached_prefix(full) - (len(full) - len(key)))
+
+    @property
+    def threads(self) -> tuple[int, int]:
+        """Threads of the last single-token and batch decodes."""
+        return self._threads, self._threads_batch
+
     def logprobs(
         self, seqs: Sequence[Sequence[int]], cancel: Optional[CancelCheck] = None
     ) -> np.ndarray:
@@ -303,6 +339,16 @@ class LlamaLM:
             self.close()
         except Exception:
             pass
+
+    def warm_up(self) -> None:
+        """Decode a short text (a batch, then one token) and forget it.  The
+        first decode after loading pays for paging the weights in and sizing
+        llama.cpp's compute buffers (tens of milliseconds to seconds when the
+        file is not in the page cache); this moves that cost to start-up."""
+        tokens = self.tokenize("Hello, world. This is")
+        self.logprobs([tokens])
+        self.logprobs([tokens + tokens[-1:]])
+        self.clear_cache()
 
     def clear_cache(self) -> None:
         """Drop every cached token and logits row (benchmarks use it to time
@@ -370,6 +416,8 @@ class LlamaLM:
                 batch.seq_id[i][0] = e.slot
                 batch.logits[i] = 1 if e.output is not None else 0
             batch.n_tokens = len(entries)
+            if len(entries) > 1:
+                self._choose_batch_threads()
             rc = llama_cpp.llama_decode(self._ctx, batch)
             if rc != 0:
                 self._reset()
@@ -380,6 +428,16 @@ class LlamaLM:
                 self._table.append(e.slot, e.token)
                 if e.output is not None:
                     self._store_row(keys[e.output], self._read_row(i))
+
+    def _choose_batch_threads(self) -> None:
+        try:
+            want = max(1, int(self._batch_threads()))
+        except Exception as e:  # a failing policy must not stop decoding
+            log.debug("batch thread policy failed: %s", type(e).__name__)
+            return
+        if want != self._threads_batch:
+            llama_cpp.llama_set_n_threads(self._ctx, self._threads, want)
+            self._threads_batch = want
 
     def _read_row(self, index: int) -> np.ndarray:
         ptr = llama_cpp.llama_get_logits_ith(self._ctx, index)

@@ -104,6 +104,10 @@ class SlotTable:
     def tokens(self, slot: int) -> tuple[int, ...]:
         return tuple(self._slots[slot].tokens)
 
+    def cached_prefix(self, seq: Sequence[int]) -> int:
+        """The longest prefix of ``seq`` some slot holds."""
+        return max((_lcp(s.tokens, seq) for s in self._slots), default=0)
+
     def cells_in_use(self) -> int:
         return len({c for s in self._slots for c in s.cells})
 

@@ -6,8 +6,9 @@ import time
 
 import pytest
 
+from daemon.cpc.lm import Cancelled
 from daemon.cpc.suggestion import BeamParams
-from daemon.worker import SuggestionWorker
+from daemon.worker import SuggestionWorker, whole_words
 from tests.daemon.fakes import FakeDecoder
 
 P = BeamParams()
@@ -188,3 +189,123 @@ def test_result_callback_exception_does_not_kill_the_worker(make):
 def test_needs_exactly_one_decoder_source():
     with pytest.raises(ValueError):
         SuggestionWorker(on_result=lambda *a: None)
+
+
+class WarmingDecoder(FakeDecoder):
+    """A FakeDecoder with background warm-up: ``chunks`` warm steps of
+    ``chunk_s`` seconds each become pending after every completion."""
+
+    def __init__(self, chunks: int, chunk_s: float = 0.0, **kw) -> None:
+        super().__init__(lambda t: t, **kw)
+        self.chunks, self.chunk_s = chunks, chunk_s
+        self.left = 0
+        self.warmed = 0
+        self.warm_cancelled = 0
+        self.events: list[str] = []
+
+    @property
+    def warming(self) -> bool:
+        return self.left > 0
+
+    def complete(self, text, params, cancel=None, on_partial=None):
+        self.events.append("complete")
+        out = super().complete(text, params, cancel, on_partial)
+        self.left = self.chunks
+        return out
+
+    def warm_step(self, cancel=None) -> bool:
+        if not self.left:
+            return False
+        deadline = time.monotonic() + self.chunk_s
+        while time.monotonic() < deadline:
+            if cancel is not None and cancel():
+                self.warm_cancelled += 1
+                raise Cancelled()
+            time.sleep(0.001)
+        self.left -= 1
+        self.warmed += 1
+        self.events.append("warm")
+        return True
+
+
+def test_background_warm_up_runs_when_idle_and_yields_to_requests(make):
+    dec = WarmingDecoder(chunks=50, chunk_s=0.02)
+    w, res = make(dec, debounce_ms=0)
+    w.submit(1, "a", P)
+    deadline = time.monotonic() + 5
+    while dec.warmed < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert dec.warmed >= 2 and not w.wait_idle(0.01)  # warming counts as busy
+    w.submit(2, "ab", P)  # cancels the chunk in progress at its next check
+    deadline = time.monotonic() + 5
+    while not res.finals()[1:] and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert res.finals() == [(1, "a"), (2, "ab")]
+    assert dec.warm_cancelled == 1
+    assert w.wait_idle(10)  # and then it warms up to the end
+    assert dec.left == 0 and dec.events[-1] == "warm"
+    assert w.stats.warm_steps == dec.warmed and w.stats.cancelled == 0
+
+
+def test_failing_warm_up_is_not_retried_until_the_next_request(make, caplog):
+    dec = WarmingDecoder(chunks=3)
+
+    def explode(cancel=None):
+        dec.events.append("boom")
+        raise RuntimeError("secret typed text")
+
+    dec.warm_step = explode
+    w, res = make(dec, debounce_ms=0)
+    with caplog.at_level(logging.ERROR):
+        w.submit(1, "a", P)
+        assert w.wait_idle(5)
+    assert dec.events == ["complete", "boom"] and w.stats.errors == 1
+    assert "secret" not in caplog.text
+    w.submit(2, "ab", P)
+    assert w.wait_idle(5)
+    assert dec.events == ["complete", "boom", "complete", "boom"]
+
+
+class SlowStreamingDecoder(FakeDecoder):
+    """Streams ``pieces`` one per ``step_s``, like the continuation's tokens."""
+
+    def __init__(self, pieces: list[str], step_s: float) -> None:
+        super().__init__(lambda t: "".join(pieces))
+        self.pieces, self.step_s = pieces, step_s
+
+    def complete(self, text, params, cancel=None, on_partial=None):
+        from daemon.cpc.suggestion import Suggestion
+
+        out = ""
+        for piece in self.pieces:
+            if cancel is not None and cancel():
+                raise Cancelled()
+            time.sleep(self.step_s)
+            out += piece
+            if on_partial is not None:
+                on_partial(Suggestion(out, 0.5))
+        return Suggestion(out, 0.9)
+
+
+def test_out_of_time_the_streamed_words_become_final(make):
+    dec = SlowStreamingDecoder(["nt", " neural", " networks", " are", " used"], step_s=0.06)
+    w, res = make(dec, debounce_ms=0, finish_within_ms=100)
+    w.submit(1, "recurre", P)
+    assert w.wait_idle(5)
+    # at 120 ms "nt neural" is streamed: "nt" is a finished word, "neural" may not be
+    assert res.finals() == [(1, "nt")]
+    assert w.stats.cut_short == 1 and w.stats.completed == 1
+
+
+@pytest.mark.parametrize("text, words", [("nt neural", "nt"), ("nt neural ", "nt neural"), (" world", ""),
+                                         ("ing, and", "ing"), ("", ""), ("a.b", "a")])
+def test_whole_words(text, words):
+    assert whole_words(text) == words
+
+
+def test_without_a_whole_word_the_request_runs_to_its_end(make):
+    dec = SlowStreamingDecoder(["n", "t"], step_s=0.08)
+    w, res = make(dec, debounce_ms=0, finish_within_ms=50)
+    w.submit(1, "recurre", P)
+    assert w.wait_idle(5)
+    assert res.finals() == [(1, "nt")] and w.stats.cut_short == 0

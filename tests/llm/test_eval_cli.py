@@ -103,6 +103,36 @@ def test_replay_json_schema(text_file, tmp_path):
     assert obj["runs"][0]["preload_chars"] == 200 - 12
 
 
+def test_paced_replay_under_load_reports_stale_suggestions(text_file, tmp_path):
+    out_json = tmp_path / "l.json"
+    out = ghosttype("eval", str(text_file), "--replay", "--chars", "10", "--max-tokens", "4",
+                    "--context-chars", "200", "--strategy", "naive", "--load", "1",
+                    "--key-interval-ms", "60", "--json", str(out_json))
+    assert out.returncode == 0, out.stderr
+    obj = json.loads(out_json.read_text(encoding="utf-8"))
+    assert obj["load"] == 1 and obj["key_interval_ms"] == 60
+    stats = obj["replay"]["naive"]
+    assert stats["keys"] == 10 and isinstance(stats["stale_shown"], int) and stats["stale_shown"] >= 0
+    assert "stale shown" in out.stdout and "load=1" in out.stdout
+
+
+def test_cold_start_json_schema(tmp_path):
+    long_text = tmp_path / "long.txt"
+    long_text.write_text(TEXT * 4, encoding="utf-8")  # ~1,000 characters
+    out_json = tmp_path / "c.json"
+    out = ghosttype("eval", str(long_text), "--cold-start", "--offsets", "2", "--seed", "3",
+                    "--context-chars", "600", "--max-tokens", "4", "--json", str(out_json))
+    assert out.returncode == 0, out.stderr
+    obj = json.loads(out_json.read_text(encoding="utf-8"))
+    cold = obj["cold_start"]
+    assert {"p50_ms", "p95_ms", "p50_final_ms", "p95_final_ms", "n"} <= set(cold)
+    assert cold["n"] == 2 and cold["shown"] <= 2 and cold["near_window"] == 2
+    assert 0 < cold["p50_final_ms"] <= cold["p95_final_ms"]
+    if cold["shown"]:
+        assert cold["p50_ms"] <= cold["p50_final_ms"] + 1e-6
+    assert "cold starts" in out.stdout
+
+
 def test_vocab_bench_runs(text_file, tmp_path):
     out_json = tmp_path / "v.json"
     out = ghosttype("eval", str(text_file), "--vocab-bench", "--model", "smollm2", "--json", str(out_json))

@@ -383,3 +383,30 @@ def test_choose_start_and_mid_word_keys():
     assert start == choose_start(text, 40, 100, seed=0)
     assert choose_start("short", 10, 100, 0) == 0
     assert [is_mid_word_key("ab c", i) for i in range(4)] == [False, True, False, False]
+
+
+def test_stale_shows_counts_ghosts_that_disagree_with_keys_not_yet_seen():
+    from daemon.evaluation.replay import stale_shows
+
+    # key "a" pressed at 1.0, seen at 1.0; key "b" pressed at 2.0, seen late at 2.5
+    presses = [(1.0, 1.0, "a"), (2.0, 2.5, "b")]
+    events = [
+        (1.5, "show", "bc"),  # before "b" was pressed: fine
+        (2.1, "show", "xyz"),  # "b" pressed, not seen, ghost disagrees: stale
+        (2.2, "show", "bcd"),  # agrees with the pending "b" (typing through): fine
+        (2.3, "hide", ""),
+        (2.6, "show", "zz"),  # after "b" was seen: fine
+    ]
+    assert stale_shows(events, presses) == 1
+    assert stale_shows(events, [(1.0, 1.0, "a"), (2.0, 2.0, "b")]) == 0
+
+
+def test_busy_load_runs_and_stops_its_spinners():
+    from daemon.evaluation.load import BusyLoad
+
+    with BusyLoad(2, settle_s=0.0) as load:
+        assert load.running() == 2
+        procs = list(load._procs)
+    assert all(p.poll() is not None for p in procs)
+    with BusyLoad(0) as none:
+        assert none.running() == 0

@@ -1,0 +1,76 @@
+"""Progressive context and batch threads on the real SmolLM2 backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from daemon.cpc.beam import Decoder
+from daemon.cpc.progressive import WARM_CHUNK
+from daemon.cpc.suggestion import BeamParams
+from daemon.evaluation.replay import CountingLM, PlanRecordingDecoder
+from daemon.llm.llama import LlamaLM
+
+TOPICS = ["the caret", "a small model", "the grey text", "the Tab key", "your own disk", "a busy CPU",
+          "the first click", "a long email", "the cache", "a browser tab", "the input method", "a password"]
+# Long enough for two windows, and without repeated stretches the window start could re-anchor on.
+PROSE = " ".join(f"Note {i}: ghosttype thinks about {t} while you write line {i * 7}." for i, t in enumerate(TOPICS * 2)) \
+    + " The suggestion appears after a short pa"
+
+
+@pytest.fixture()
+def lm(smol_model_path):
+    backend = LlamaLM(str(smol_model_path), n_seq_max=6, batch_threads=1)
+    yield backend
+    backend.close()
+
+
+def test_cached_tokens_follows_the_kv_cache(lm):
+    toks = lm.tokenize(PROSE)
+    assert lm.cached_tokens(toks) == 0
+    lm.logprobs([toks[:40]])
+    assert lm.cached_tokens(toks) == 40
+    assert lm.cached_tokens(toks[:40]) == 40
+    assert lm.cached_tokens(toks[:10] + [toks[11]] * 3) == 10
+    lm.clear_cache()
+    assert lm.cached_tokens(toks) == 0
+
+
+def test_cold_field_answers_from_near_the_caret_and_warms_without_decoding_twice(lm):
+    counting = CountingLM(lm)
+    decoder = PlanRecordingDecoder(counting)
+    params = BeamParams(context_chars=1200, quick_context_chars=160)
+    first = decoder.complete(PROSE, params)
+    assert decoder.used_near_window and decoder.warming
+    assert first.text and first.stable_tokens < 60
+    steps = 0
+    while decoder.warm_step():
+        steps += 1
+    full = decoder.plan(PROSE, params)
+    assert not decoder.used_near_window and steps == -(-len(full.stable) // WARM_CHUNK)
+    again = counting.prompt_reeval_tokens
+    for extra in ("u", "us"):  # typing inside the word: the full prompt is cached
+        s = decoder.complete(PROSE + extra, params)
+        assert not decoder.used_near_window and s.stable_tokens == len(full.stable)
+    assert counting.prompt_reeval_tokens == again == 0
+
+
+def test_batch_threads_follow_the_policy(smol_model_path):
+    answers = iter([2, 2, 1, 1, 1, 1, 1, 1])
+    backend = LlamaLM(str(smol_model_path), n_seq_max=2, n_threads=1, batch_threads=lambda: next(answers, 1))
+    try:
+        toks = backend.tokenize(PROSE)
+        backend.logprobs([toks[:20]])  # a batch: asks the policy
+        assert backend.threads == (1, 2)
+        backend.logprobs([toks[:21]])  # one token: single-token threads, policy not asked
+        assert backend.threads == (1, 2)
+        backend.logprobs([toks[:30]])
+        assert backend.threads == (1, 2)
+        backend.logprobs([toks[:50]])
+        assert backend.threads == (1, 1)
+    finally:
+        backend.close()
+
+
+def test_warm_up_leaves_the_cache_empty(lm):
+    lm.warm_up()
+    assert lm.cached_tokens(lm.tokenize("Hello, world. This is")) == 0

@@ -1,0 +1,60 @@
+"""The batch-thread policy: more threads only while other processes leave cores idle."""
+
+from __future__ import annotations
+
+import pytest
+
+from daemon.llm.threads import BatchThreads, CpuSampler
+
+
+class FakeSampler:
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.calls = 0
+
+    def other_busy_cores(self):
+        self.calls += 1
+        return self.answers.pop(0) if self.answers else None
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+@pytest.mark.parametrize("cores, decode, busy, want", [
+    (2, 1, 0.0, 2), (2, 1, 0.2, 2), (2, 1, 0.5, 1), (2, 1, 1.0, 1), (2, 1, 2.0, 1),
+    (4, 1, 0.0, 4), (4, 1, 1.0, 3), (4, 2, 1.9, 2), (8, 2, 0.0, 4), (1, 1, 0.0, 1),
+])
+def test_threads_for_a_measured_load(cores, decode, busy, want):
+    policy = BatchThreads(decode, cores=cores, sampler=FakeSampler([]))
+    assert policy.threads_for(busy) == want
+
+
+def test_samples_at_most_once_per_interval_and_starts_safe():
+    clock = Clock()
+    sampler = FakeSampler([None, None, 0.0, 1.5])
+    policy = BatchThreads(1, cores=2, sampler=sampler, interval_s=0.25, clock=clock)
+    assert sampler.calls == 1  # the first interval starts at construction
+    assert policy() == 1 and sampler.calls == 2  # load unknown: keep the safe answer
+    clock.t = 0.1
+    assert policy() == 1 and sampler.calls == 2  # within the interval: no new sample
+    clock.t = 0.3
+    assert policy() == 2 and sampler.calls == 3  # idle machine: two threads
+    clock.t = 0.4
+    assert policy() == 2 and sampler.calls == 3
+    clock.t = 0.6
+    assert policy() == 1 and sampler.calls == 4  # another process took a core and a half
+
+
+def test_cpu_sampler_excludes_this_process():
+    sampler = CpuSampler()
+    assert sampler.other_busy_cores() is None
+    x = 0
+    for i in range(2_000_000):  # keep this process busy: it must not count
+        x += i
+    busy = sampler.other_busy_cores()
+    assert busy is not None and busy >= 0.0

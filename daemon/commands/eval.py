@@ -50,6 +50,7 @@ from daemon.commands.complete import (
 )
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
 from daemon.evaluation.offsets import OFFSET_KINDS, choose_offsets
+from daemon.evaluation.progress import terminal_progress
 from daemon.evaluation.quality import (
     DEFAULT_STRATEGIES,
     QualityRun,
@@ -117,18 +118,6 @@ def _read_files(paths: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _progress(label: str) -> Any:
-    """A progress callback drawing ``label done/total`` on a terminal, else None."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\r{label} {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    return show
-
-
 def _write_json(path: str, obj: dict) -> None:
     try:
         pathlib.Path(path).write_text(json.dumps(obj, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
@@ -173,7 +162,7 @@ def run_quality_mode(args: argparse.Namespace) -> int:
                     print(f"{file_name}: no {args.kind} offsets, skipped", file=sys.stderr)
                     continue
                 result = run_quality(decoder, text, offsets, strategies, base,
-                                     on_case=_progress(f"{file_name} [{model_name}]"))
+                                     on_case=terminal_progress(f"{file_name} [{model_name}]"))
                 summaries = result.summaries()
                 prefill = sum(result.prefill_ms) / len(result.prefill_ms)
                 print(

@@ -59,6 +59,7 @@ from daemon.cpc.beam import Decoder
 from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
 from daemon.evaluation.metrics import percentile
 from daemon.evaluation.offsets import is_word_char
+from daemon.evaluation.progress import terminal_progress
 
 
 class DecodedSet:
@@ -341,11 +342,13 @@ def replay_text(
     chars: int,
     preload: int,
     idle_timeout_s: float = 600.0,
+    on_key: Optional[Callable[[int, int], None]] = None,
 ) -> tuple[list[KeyRecord], int]:
     """Type ``text[start:start+chars]`` into a fresh Controller + SuggestionWorker
     (``config`` gives the strategy; its debounce should be 0) whose field
     already holds the ``preload`` characters before ``start``.
-    Returns one record per key and the number of cancelled model calls."""
+    Returns one record per key and the number of cancelled model calls;
+    ``on_key(done, total)`` is called after each key (progress display)."""
     from daemon.controller import Controller
     from daemon.platform.base import FocusState
     from daemon.worker import SuggestionWorker
@@ -362,7 +365,8 @@ def replay_text(
         controller.on_focus(FocusState(window_id=1, text_before_caret=field_text))
         if not worker.wait_idle(idle_timeout_s):
             raise TimeoutError("the worker did not finish prefilling the pre-loaded text")
-        for i in range(start, min(len(text), start + chars)):
+        end = min(len(text), start + chars)
+        for i in range(start, end):
             n_events = len(sink)
             before = lm.stats.snapshot()
             reeval_before = lm.reeval_tokens
@@ -383,6 +387,8 @@ def replay_text(
                     lm.prompt_reeval_tokens - prompt_reeval_before,
                 )
             )
+            if on_key is not None:
+                on_key(i + 1 - start, end - start)
     finally:
         worker.stop()
         controller.close()
@@ -439,7 +445,8 @@ def replay_files(
             summaries: dict[str, ReplaySummary] = {}
             for name, _ in runs:
                 lm.clear_cache()
-                records, cancelled = replay_text(decoder, lm, configs[name], text, start, chars, preload)
+                records, cancelled = replay_text(decoder, lm, configs[name], text, start, chars, preload,
+                                                 on_key=terminal_progress(f"{file_name} [{name}]"))
                 summaries[name] = summarize_replay(records, cancelled)
             first, *others = runs
             ratio = summaries[first[0]].p50_ms / summaries["naive"].p50_ms if others else 1.0

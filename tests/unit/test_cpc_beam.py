@@ -9,11 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.cpc.beam import Decoder
+from daemon.cpc.confidence import word_confidence
 from daemon.cpc.covering import cover
 from daemon.cpc.lm import Cancelled
 from daemon.cpc.stopping import stop_position
 from daemon.cpc.suggestion import BeamParams
 from daemon.cpc.utf8 import decode_prefix
+from daemon.cpc.word import Hypothesis, search_word
 from tests.unit.cpc_fakes import ScriptedLM
 
 WORDS = [b" the", b" there", b" then", b" th", b" in", b" inf", b" information", b" form", b"or",
@@ -61,6 +63,46 @@ def reference(lm: ScriptedLM, decoder: Decoder, text: str, params: BeamParams) -
     return decode_prefix(out)[0]
 
 
+def word_reference(lm: ScriptedLM, decoder: Decoder, text: str, params: BeamParams) -> str:
+    """CPC with k >= 2: the covering, the word search (both checked against
+    exhaustive oracles in their own tests), then the word's next token and a
+    greedy continuation over plain Python, stop rules and UTF-8 cut at the end."""
+    split = decoder.plan(text, params)
+    cov = cover(make_lm(lm.seed), decoder.index, split.stable, split.remainder, params.beam_width)
+    if not cov.found:
+        return ""
+    starts = [Hypothesis(c.tokens, c.logprob, c.overshoot) for c in (cov, *cov.others)]
+
+    def cut(data: bytes):
+        at = stop_position(data, params.single_line, params.stop_at_sentence_end)
+        head, broken = decode_prefix(data)
+        return (len(head.encode()) if at is None else min(at, len(head.encode()))) if broken else at
+
+    in_word = text[-1].isalnum() or text[-1] == "_" or ord(text[-1]) > 127
+    word = search_word(make_lm(lm.seed), PIECES, decoder._word_tables, split.stable, starts, params.beam_width,
+                       in_word, params.max_tokens, cut).best
+    seq = list(split.stable) + list(word.hyp.tokens)
+    out = word.hyp.data
+    produced = word.hyp.produced
+    if word.next_token is not None and cut(out) is None and produced < params.max_tokens:
+        produced += 1
+        if word.next_token == EOG:
+            produced = params.max_tokens
+        else:
+            seq.append(word.next_token)
+            out += PIECES[word.next_token]
+    while produced < params.max_tokens and cut(out) is None:
+        row = lm.row(seq)
+        tok = max((t for t, p in enumerate(PIECES) if p or t == EOG), key=lambda t: (row[t], -t))
+        produced += 1
+        if tok == EOG:
+            break
+        seq.append(tok)
+        out += PIECES[tok]
+    at = cut(out)
+    return decode_prefix(out if at is None else out[:at])[0]
+
+
 _text = st.text(alphabet="thereinformaction .!\n\u00e9It", min_size=1, max_size=30)
 
 
@@ -76,7 +118,10 @@ def test_suggestion_matches_the_reference(text, seed, strategy, k, single_line, 
         assert decoder.complete(text, params).text == ""
         return
     got = decoder.complete(text, params)
-    assert got.text == reference(lm, decoder, text, params)
+    if strategy == "cpc" and k >= 2:
+        assert got.text == word_reference(lm, decoder, text, params)
+    else:
+        assert got.text == reference(lm, decoder, text, params)
     assert got.steps == lm.calls
     assert 0.0 <= got.confidence <= 1.0
     if single_line:
@@ -108,9 +153,14 @@ def test_cpc_completes_a_word_split_over_two_tokens_where_healing_cannot():
     lm.overrides[split.stable + (TOK[b" information"], TOK[b"."])] = {EOG: 0.0}
     got = decoder.complete(text, BeamParams(max_tokens=4))
     assert got.text == "tion."
-    # share of " information" among tokens agreeing with " informa" (e^0 vs e^-1), then "." at p=1
+    # share of " information" among tokens agreeing with " informa" (e^0 vs e^-1)
     share = 1.0 / (1.0 + np.exp(-1.0))
-    assert got.confidence == pytest.approx(np.sqrt(share * 1.0), abs=1e-4)
+    sig = got.signals
+    assert sig.first_logprob == pytest.approx(np.log(share), abs=1e-4)
+    assert (sig.word_chars, sig.typed_chars) == (4, 7)
+    # the word ends with "." (p=1): its probability given the typed text is at most the share
+    assert np.log(share) - 1e-3 <= sig.word_logprob <= 0.0
+    assert got.confidence == pytest.approx(word_confidence(sig))
     heal = decoder.complete(text, BeamParams(strategy="heal", max_tokens=4))
     assert not heal.text.startswith("tion")
 

@@ -165,20 +165,44 @@ def test_cpc_completes_a_word_split_over_two_tokens_where_healing_cannot():
     assert not heal.text.startswith("tion")
 
 
-def test_on_partial_streams_prefixes_of_the_final_text():
+def test_on_partial_streams_the_covering_then_the_search_then_each_token():
     lm = make_lm(5)
     decoder = Decoder(lm)
     seen = []
     got = decoder.complete("It is the", BeamParams(max_tokens=6, stop_at_sentence_end=False,
                                                    single_line=False), on_partial=seen.append)
-    split = decoder.plan("It is the", BeamParams())
-    cov = cover(make_lm(5), decoder.index, split.stable, split.remainder, 2)
-    continuation_tokens = got.tokens_generated - len(cov.tokens)
-    assert continuation_tokens > 0
-    assert len(seen) == 1 + continuation_tokens  # after the covering, then after each token
-    for part in seen:
+    assert len(seen) >= 2
+    for part in seen[1:]:  # after the word search, every update extends the last
         assert got.text.startswith(part.text)
     assert seen[-1].text == got.text
+
+
+def test_the_search_replaces_the_coverings_word_when_another_word_is_more_likely():
+    """" th" is covered best by " the" (0.55) but the word "there" (0.45) beats
+    "then" (0.33) and "the" (0.22): the covering's word is streamed first, then
+    replaced; greedy (k = 1) keeps " the"'s word."""
+    text = "It is th"
+    lm = make_lm(0)
+    decoder = Decoder(lm)
+    stable = decoder.plan(text, BeamParams()).stable
+    lm.overrides[stable] = {TOK[b" the"]: np.log(0.55), TOK[b" there"]: np.log(0.45)}
+    lm.overrides[stable + (TOK[b" the"],)] = {TOK[b"n"]: np.log(0.6), TOK[b" "]: np.log(0.4)}
+    lm.overrides[stable + (TOK[b" the"], TOK[b"n"])] = {EOG: 0.0}
+    lm.overrides[stable + (TOK[b" the"], TOK[b" "])] = {EOG: 0.0}
+    lm.overrides[stable + (TOK[b" there"],)] = {TOK[b"."]: 0.0}
+    lm.overrides[stable + (TOK[b" there"], TOK[b"."])] = {EOG: 0.0}
+    seen = []
+    got = decoder.complete(text, BeamParams(beam_width=2, max_tokens=4), on_partial=seen.append)
+    assert seen[0].text == "e"
+    assert got.text == "ere."
+    assert seen[-1].text == "ere."
+    sig = got.signals
+    assert sig.word_logprob == pytest.approx(np.log(0.45), abs=1e-3)
+    assert sig.margin == pytest.approx(np.log(0.45 / 0.33), abs=1e-3)
+    assert sig.share == pytest.approx(0.45, abs=1e-3)
+    assert got.words[0] == ("ere", pytest.approx(np.log(0.45), abs=1e-3))
+    greedy = decoder.complete(text, BeamParams(beam_width=1, max_tokens=4))
+    assert greedy.text == "en"
 
 
 def test_utf8_is_never_cut_and_invalid_bytes_stop_generation():

@@ -24,9 +24,19 @@ Strategies (``BeamParams.strategy``) share phases 2-3 and differ in phase 1:
 replace it; ``naive`` feeds all tokens and generates.  They exist so the
 evaluation can compare them on the same model in the same run.
 
+Phase 3 starts with the word-level search (:mod:`daemon.cpc.word`): with
+``beam_width`` k >= 2 up to k hypotheses, starting from the k best coverings,
+run until each finishes the current word and the most likely word wins; the
+greedy continuation starts after it.  ``on_partial`` is called with the
+covering's word, again once the search has chosen its word, and after every
+further token.
+
 Confidence is defined in :mod:`daemon.cpc.confidence`; a suggestion below
 ``confidence_threshold`` is returned with ``suppressed=True`` and its text
-kept, so the evaluation can count withheld right and wrong suggestions.
+kept, so the evaluation can count withheld right and wrong suggestions.  The
+covering's partial comes before the search, so its confidence is not known
+yet: it counts as 0, i.e. with a threshold set nothing is shown until the
+word's confidence is.
 
 Everything that depends only on the vocabulary (the byte index, the mask of
 generable tokens) is built once in ``__init__``; per step the Python

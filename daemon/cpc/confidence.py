@@ -61,8 +61,10 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 
 #: Fitted by ``python -m daemon.evaluation.confidence_fit`` (intercept first,
-#: then one weight per FEATURE_NAMES entry).
-COEFFICIENTS: tuple[float, ...] = (1.5, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+#: then one weight per FEATURE_NAMES entry) on SmolLM2's CPC k=2 suggestions at
+#: 150 mid-word offsets of each of the four reference texts (598 suggestions);
+#: the training data is ``tests/unit/data/confidence_training.json``.
+COEFFICIENTS: tuple[float, ...] = (0.956311, 0.0478455, 0.343434, 0.530962, 0.51049, -0.731103, 0.076306, -0.51474, 0.946171)
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens, metavar="N",
                    help=f"tokens generated after the covering (default {_DEFAULTS.max_tokens})")
     p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold, metavar="P",
-                   help="suppress below this confidence and count withheld right/wrong suggestions (default 0)")
+                   help="suppress below this confidence and count withheld right/wrong suggestions "
+                        f"(default {_DEFAULTS.confidence_threshold:g})")
     q = p.add_argument_group("quality")
     q.add_argument("--strategies", default=DEFAULT_STRATEGIES, metavar="LIST",
                    help=f"comma-separated naive, heal, cpcK (default {DEFAULT_STRATEGIES})")

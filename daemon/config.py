@@ -137,7 +137,9 @@ class Config:
     strategy: str = _opt("cpc", "Decoding strategy: cpc (default), heal or naive.", _choice(STRATEGIES))
     beam_width: int = _opt(2, "Beams kept while matching the typed part of a word (1-8).", _int_range(1, 8))
     confidence_threshold: float = _opt(
-        0.0, "Hide suggestions whose confidence (0-1) is below this; 0 shows everything.", _float_range(0.0, 1.0))
+        BeamParams().confidence_threshold,
+        "Hide suggestions less likely than this (0-1) to finish the word right; 0 shows everything.",
+        _float_range(0.0, 1.0))
     max_tokens: int = _opt(8, "Longest suggestion, in model tokens (1-64).", _int_range(1, 64))
     debounce_ms: int = _opt(15, "Wait this long after a keystroke before asking the model (0-2000 ms).",
                             _int_range(0, 2000))

@@ -56,7 +56,8 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens, metavar="N",
                    help=f"tokens generated after the typed text is covered (default {_DEFAULTS.max_tokens})")
     p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold,
-                   metavar="P", help="suppress suggestions whose confidence is below P, 0..1 (default 0: never)")
+                   metavar="P", help="suppress suggestions less likely than P (0..1) to finish the word right "
+                        f"(default {_DEFAULTS.confidence_threshold:g}; 0: never)")
     p.add_argument("--context-chars", type=int, default=_DEFAULTS.context_chars, metavar="N",
                    help=f"characters before the caret given to the model (default {_DEFAULTS.context_chars})")
 

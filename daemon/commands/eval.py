@@ -50,6 +50,7 @@ from daemon.commands.complete import (
 )
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
 from daemon.evaluation.offsets import OFFSET_KINDS, choose_offsets
+from daemon.evaluation.progress import terminal_progress
 from daemon.evaluation.quality import (
     DEFAULT_STRATEGIES,
     QualityRun,
@@ -78,7 +79,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens, metavar="N",
                    help=f"tokens generated after the covering (default {_DEFAULTS.max_tokens})")
     p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold, metavar="P",
-                   help="suppress below this confidence and count withheld right/wrong suggestions (default 0)")
+                   help="suppress below this confidence and count withheld right/wrong suggestions "
+                        f"(default {_DEFAULTS.confidence_threshold:g})")
     q = p.add_argument_group("quality")
     q.add_argument("--strategies", default=DEFAULT_STRATEGIES, metavar="LIST",
                    help=f"comma-separated naive, heal, cpcK (default {DEFAULT_STRATEGIES})")
@@ -129,18 +131,6 @@ def _read_files(paths: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _progress(label: str) -> Any:
-    """A progress callback drawing ``label done/total`` on a terminal, else None."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\r{label} {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    return show
-
-
 def _write_json(path: str, obj: dict) -> None:
     try:
         pathlib.Path(path).write_text(json.dumps(obj, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
@@ -185,7 +175,7 @@ def run_quality_mode(args: argparse.Namespace) -> int:
                     print(f"{file_name}: no {args.kind} offsets, skipped", file=sys.stderr)
                     continue
                 result = run_quality(decoder, text, offsets, strategies, base,
-                                     on_case=_progress(f"{file_name} [{model_name}]"))
+                                     on_case=terminal_progress(f"{file_name} [{model_name}]"))
                 summaries = result.summaries()
                 prefill = sum(result.prefill_ms) / len(result.prefill_ms)
                 print(
@@ -323,7 +313,7 @@ def run_cold_start_mode(args: argparse.Namespace) -> int:
         for file_name, text in files:
             with BusyLoad(args.load):
                 result = run_cold_start(decoder, lm, config, text, args.offsets, args.seed,
-                                        progress=_progress(f"{file_name} cold start"))
+                                        progress=terminal_progress(f"{file_name} cold start"))
             print(f"\n{file_name}  model={model_name}  {result.n} cold starts (seed {args.seed})  "
                   f"context={params.context_chars} chars  load={args.load}")
             print(cold_start_table(result))

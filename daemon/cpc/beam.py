@@ -24,9 +24,19 @@ Strategies (``BeamParams.strategy``) share phases 2-3 and differ in phase 1:
 replace it; ``naive`` feeds all tokens and generates.  They exist so the
 evaluation can compare them on the same model in the same run.
 
+Phase 3 starts with the word-level search (:mod:`daemon.cpc.word`): with
+``beam_width`` k >= 2 up to k hypotheses, starting from the k best coverings,
+run until each finishes the current word and the most likely word wins; the
+greedy continuation starts after it.  ``on_partial`` is called with the
+covering's word, again once the search has chosen its word, and after every
+further token.
+
 Confidence is defined in :mod:`daemon.cpc.confidence`; a suggestion below
 ``confidence_threshold`` is returned with ``suppressed=True`` and its text
-kept, so the evaluation can count withheld right and wrong suggestions.
+kept, so the evaluation can count withheld right and wrong suggestions.  The
+covering's partial comes before the search, so its confidence is not known
+yet: it counts as 0, i.e. with a threshold set nothing is shown until the
+word's confidence is.
 
 Everything that depends only on the vocabulary (the byte index, the mask of
 generable tokens) is built once in ``__init__``; per step the Python
@@ -36,12 +46,15 @@ gathers over the candidate tokens.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import re
 import time
 from typing import Callable, Optional
 
 import numpy as np
 
-from .confidence import geometric_mean_prob
+from .confidence import WordSignals, word_confidence
 from .covering import Covering, cover
 from .lm import Cancelled, CancelCheck, TokenLM
 from .progressive import ProgressivePrompt
@@ -51,12 +64,15 @@ from .suggestion import BeamParams, Suggestion
 from .utf8 import decode_prefix
 from .vocab import VocabIndex
 from .window import cut_context
+from .word import WORD_BYTE, Hypothesis, WordResult, WordTables, search_word
 
 #: Tokens kept free in the context besides the covering and ``max_tokens``
 #: (BOS and a little slack for tokenizers that add more than one special).
 CONTEXT_MARGIN = 4
 
 PartialCallback = Callable[[Suggestion], None]
+
+_TRAILING_WORD = re.compile(r"\w+$")
 
 
 class Decoder:
@@ -78,6 +94,7 @@ class Decoder:
         #: added to a log-prob row so argmax only sees text tokens and EOG
         self._gen_mask = np.where(generable, 0.0, -np.inf).astype(np.float32)
         self._prompt = ProgressivePrompt(lm)
+        self._word_tables = WordTables(self.pieces, self._gen_mask, self.eog)
 
     # ----------------------------------------------------------------- prompt
 
@@ -178,10 +195,11 @@ class Decoder:
                 steps=covering.steps,
                 timings_ms=_ms({"split": t1 - t0, "cover": t2 - t1, "total": t2 - t0}),
             )
-        return self._continue(split, covering, params, cancel, on_partial, t0, t1, t2)
+        return self._continue(text, split, covering, params, cancel, on_partial, t0, t1, t2)
 
     def _continue(
         self,
+        text: str,
         split: Split,
         covering: Covering,
         params: BeamParams,
@@ -191,37 +209,68 @@ class Decoder:
         t1: float,
         t2: float,
     ) -> Suggestion:
-        seq = list(split.stable) + list(covering.tokens)
-        generated = bytearray(covering.overshoot)
-        terms: list[float] = [covering.last_cond_logprob] if covering.overshoot else []
-        n_tokens = len(covering.tokens)
-        steps = covering.steps
+        k = int(params.beam_width) if params.strategy == "cpc" else 1
+        in_word = bool(WORD_BYTE[text.encode("utf-8")[-1]])
 
-        def build(data: bytes) -> Suggestion:
-            text, _ = decode_prefix(data)
-            confidence = geometric_mean_prob(terms) if text else 0.0
+        def cut(data: bytes) -> Optional[int]:
+            """Where the suggestion must end: stopping rules, or invalid UTF-8
+            (nothing after it could be typed)."""
+            at = stop_position(data, params.single_line, params.stop_at_sentence_end)
+            head, broken = decode_prefix(data)
+            if broken:
+                bad = len(head.encode("utf-8"))
+                at = bad if at is None else min(at, bad)
+            return at
+
+        def build(data: bytes, signals: Optional[WordSignals] = None, steps: int = 0, n_tokens: int = 0) -> Suggestion:
+            shown, _ = decode_prefix(data)
+            confidence = word_confidence(signals) if (shown and signals is not None) else 0.0
             return Suggestion(
-                text=text,
+                text=shown,
                 confidence=confidence,
-                suppressed=bool(text) and confidence < params.confidence_threshold,
+                suppressed=bool(shown) and confidence < params.confidence_threshold,
                 stable_tokens=len(split.stable),
                 remainder=split.remainder,
                 tokens_generated=n_tokens,
                 steps=steps,
+                signals=signals,
             )
 
-        def finished(data: bytearray) -> Optional[bytes]:
-            cut = stop_position(bytes(data), params.single_line, params.stop_at_sentence_end)
-            if cut is not None:
-                return bytes(data[:cut])
-            if decode_prefix(bytes(data))[1]:
-                return bytes(data)  # invalid UTF-8: nothing after it could be typed
-            return None
+        def clip(data: bytes) -> bytes:
+            at = cut(data)
+            return data if at is None else data[:at]
 
-        final = finished(generated)
-        if on_partial is not None:
-            on_partial(build(bytes(generated) if final is None else final))
-        produced = 0
+        starts = [
+            Hypothesis(c.tokens, c.logprob, c.overshoot, 0,
+                       (c.last_cond_logprob, c.last_entropy) if c.overshoot else None)
+            for c in (covering, *covering.others)
+        ]
+        steps = covering.steps
+        if on_partial is not None:  # the covering's word, before any continuation
+            on_partial(build(clip(starts[0].data), steps=steps, n_tokens=len(covering.tokens)))
+        result = search_word(self.lm, self.pieces, self._word_tables, split.stable, starts, k, in_word,
+                             int(params.max_tokens), cut, cancel)
+        steps += result.steps
+        word = result.best
+        signals = self._signals(text, covering, result)
+        seq = list(split.stable) + list(word.hyp.tokens)
+        generated = bytearray(word.hyp.data)
+        produced = word.hyp.produced
+        final = cut(bytes(generated))
+        if word.next_token is not None and final is None and produced < int(params.max_tokens):
+            produced += 1
+            if word.next_token in self.eog:
+                final = len(generated)
+            else:
+                seq.append(word.next_token)
+                generated += self.index.piece(word.next_token)
+                final = cut(bytes(generated))
+
+        def current() -> bytes:
+            return bytes(generated) if final is None else bytes(generated[:final])
+
+        if on_partial is not None:  # the search's word (replaces the covering's when it differs)
+            on_partial(build(current(), signals, steps, len(seq) - len(split.stable)))
         while final is None and produced < int(params.max_tokens):
             _check(cancel)
             row = self.lm.logprobs([seq], cancel)[0]
@@ -230,24 +279,41 @@ class Decoder:
             produced += 1
             if tok in self.eog or not np.isfinite(row[tok]):
                 break
-            n_tokens += 1
             seq.append(tok)
-            terms.append(float(row[tok]))
             generated += self.index.piece(tok)
-            final = finished(generated)
+            final = cut(bytes(generated))
             if on_partial is not None:
-                on_partial(build(bytes(generated) if final is None else final))
-        result = build(bytes(generated) if final is None else final)
+                on_partial(build(current(), signals, steps, len(seq) - len(split.stable)))
+        result_s = build(current(), signals, steps, len(seq) - len(split.stable))
         t3 = time.perf_counter()
-        return Suggestion(
-            text=result.text,
-            confidence=result.confidence,
-            suppressed=result.suppressed,
-            stable_tokens=result.stable_tokens,
-            remainder=result.remainder,
-            tokens_generated=result.tokens_generated,
-            steps=steps,
+        words = tuple(
+            (decode_prefix(w.hyp.data[: w.end])[0], round(w.logprob - covering.typed_logmass, 4))
+            for w in result.ranked[:4]
+        )
+        return dataclasses.replace(
+            result_s,
+            words=words,
             timings_ms=_ms({"split": t1 - t0, "cover": t2 - t1, "continue": t3 - t2, "total": t3 - t0}),
+        )
+
+    @staticmethod
+    def _signals(text: str, covering: Covering, result: WordResult) -> WordSignals:
+        """The confidence inputs of the winning word (see :mod:`daemon.cpc.confidence`)."""
+        word = result.best
+        first = word.first if word.first is not None else (0.0, 0.0)
+        word_text, _ = decode_prefix(word.hyp.data[: word.end])
+        typed = _TRAILING_WORD.search(text)
+        before = text[: typed.start()] if typed else text
+        whole = (typed.group(0) if typed else "") + word_text.lstrip()
+        return WordSignals(
+            word_logprob=word.logprob - covering.typed_logmass,
+            margin=None if result.runner_up is None else word.logprob - result.runner_up,
+            share=math.exp(word.logprob - result.total),
+            first_logprob=first[0],
+            first_entropy=first[1],
+            word_chars=len(word_text),
+            typed_chars=len(typed.group(0)) if typed else 0,
+            in_context=bool(whole) and re.search(r"(?<!\w)" + re.escape(whole) + r"(?!\w)", before) is not None,
         )
 
 

@@ -1,32 +1,112 @@
-"""Confidence of a suggestion, in [0, 1].
+"""Confidence of a suggestion: the probability that it finishes the current
+word exactly right.
 
-Definition: the geometric mean of the probabilities of the tokens that make
-up the suggestion, where
+**What "right" means.**  Tab most often takes the rest of the current word,
+so the unit is that word: a suggestion is right when accepting it up to its
+first word boundary types exactly the true rest of the word (the evaluation's
+*word completion*, :mod:`daemon.evaluation.metrics`).  The confidence is a
+calibrated estimate of that probability: of suggestions scored 0.7-0.8, about
+three in four are right on texts the model was not fitted on (the README
+reports the reliability table).
 
-* a covering token that overshoots the typed text (" inf" -> " information")
-  is scored by its probability *among the tokens consistent with what was
-  typed* (its share of the valid-candidate mass at that step).  Its raw
-  probability also pays for the letters the user already typed, which says
-  nothing about whether the completion is right;
-* continuation tokens are scored by their plain next-token probability;
-* tokens entirely inside the typed text do not count.
+**Signals** (:class:`WordSignals`), all read off the search the decoder ran
+anyway (:mod:`daemon.cpc.covering`, :mod:`daemon.cpc.word`):
 
-Why a geometric mean: it does not fall just because a suggestion is longer
-(a product would punish the 8-token suggestions that are most useful), and a
-single confident token is not drowned out by a length-normalised sum.  The
-threshold that trades withheld wrong suggestions against withheld right ones
-is measured by the evaluation command, not assumed here.
+* ``word_logprob``: log P(the completed word | the typed text): the word's
+  probability, its end included, as a product over its tokens, divided by the
+  probability of the typed bytes (the mass of all coverings scored);
+* ``margin``: log-probability of the best word minus the second best
+  (``None`` when the search found only one word, e.g. with beam width 1);
+* ``share``: the best word's share of the probability of every word found
+  (how much the beams agree);
+* ``first_logprob``, ``first_entropy``: the first token that adds suggestion
+  bytes, its log-probability among the tokens consistent with the typed text
+  and the entropy of that step;
+* ``word_chars``: characters the suggestion adds to the word (the remainder
+  length); ``typed_chars``: characters of the word already typed;
+* ``in_context``: the whole word (typed part and completion) already occurs
+  as a word in the text before it (identifiers and names repeat).
+
+**Combination.**  A logistic regression over :func:`features`, fitted with
+``python -m daemon.evaluation.confidence_fit`` on the quality runs' saved
+cases (every text's cases scored by a model fitted on the other texts to
+measure it; the shipped coefficients are fitted on all of them).  The
+coefficients below are that script's output; a test checks it still
+reproduces them from the saved data.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .word import HOPELESS
+
+#: Substituted for a missing margin (one word found) and the cap of a large
+#: one: the search drops hypotheses this far below the best word.
+MARGIN_CAP = HOPELESS
+#: Floor of log-probabilities fed to the model (a token the search kept is never this unlikely).
+LOGPROB_FLOOR = -20.0
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "word_logprob",
+    "margin",
+    "share",
+    "first_logprob",
+    "first_entropy",
+    "log1p_word_chars",
+    "log1p_typed_chars",
+    "in_context",
+)
+
+#: Fitted by ``python -m daemon.evaluation.confidence_fit`` (intercept first,
+#: then one weight per FEATURE_NAMES entry) on SmolLM2's CPC k=2 suggestions at
+#: 150 mid-word offsets of each of the four reference texts (598 suggestions);
+#: the training data is ``tests/unit/data/confidence_training.json``.
+COEFFICIENTS: tuple[float, ...] = (0.956311, 0.0478455, 0.343434, 0.530962, 0.51049, -0.731103, 0.076306, -0.51474, 0.946171)
 
 
-def geometric_mean_prob(logprobs: Sequence[float]) -> float:
-    """``exp(mean(logprobs))`` clamped to [0, 1]; 0 for no tokens."""
-    if not logprobs:
-        return 0.0
-    value = math.exp(sum(logprobs) / len(logprobs))
-    return min(1.0, max(0.0, value))
+@dataclass(frozen=True)
+class WordSignals:
+    """What the decoder knows about the word it suggests (see the module docstring)."""
+
+    word_logprob: float
+    margin: Optional[float]
+    share: float
+    first_logprob: float
+    first_entropy: float
+    word_chars: int
+    typed_chars: int
+    in_context: bool = False
+
+
+def features(s: WordSignals) -> list[float]:
+    """The regression inputs of ``s``, in FEATURE_NAMES order."""
+    margin = MARGIN_CAP if s.margin is None else min(MARGIN_CAP, max(0.0, s.margin))
+    return [
+        max(LOGPROB_FLOOR, min(0.0, s.word_logprob)),
+        margin,
+        min(1.0, max(0.0, s.share)),
+        max(LOGPROB_FLOOR, min(0.0, s.first_logprob)),
+        max(0.0, s.first_entropy),
+        math.log1p(max(0, s.word_chars)),
+        math.log1p(max(0, s.typed_chars)),
+        1.0 if s.in_context else 0.0,
+    ]
+
+
+def logistic(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def word_confidence(s: WordSignals, coefficients: Sequence[float] = COEFFICIENTS) -> float:
+    """P(the suggestion finishes the current word right), in [0, 1]."""
+    x = features(s)
+    if len(coefficients) != len(x) + 1:
+        raise ValueError(f"expected {len(x) + 1} coefficients, got {len(coefficients)}")
+    z = coefficients[0] + sum(w * v for w, v in zip(coefficients[1:], x))
+    return logistic(z)

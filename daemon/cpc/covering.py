@@ -30,9 +30,15 @@ from .lm import Cancelled, CancelCheck, TokenLM
 from .vocab import VocabIndex
 
 
+#: Hypotheses this many nats below the best complete one are dropped, in the
+#: covering as in the word search: they cannot win, and a runner-up that far
+#: behind says no more than "none" (the confidence caps its margin here).
+HOPELESS = 8.0
+
+
 @dataclass(frozen=True)
 class Covering:
-    """Best covering found."""
+    """A complete covering (the best one carries the runners-up in ``others``)."""
 
     tokens: tuple[int, ...]  #: tokens after the stable prefix
     logprob: float  #: joint log-probability of ``tokens`` given the stable prefix
@@ -40,6 +46,11 @@ class Covering:
     last_cond_logprob: float  #: log P(last token | it agrees with the typed tail)
     steps: int  #: batched model calls made
     found: bool = True  #: False when no token sequence spells the remainder
+    last_entropy: float = 0.0  #: entropy (nats) of the last step among the tokens agreeing with the typed tail
+    #: log of the probability mass of every complete covering the search scored
+    #: (pruned ones included): an estimate of log P(the typed bytes | stable prefix)
+    typed_logmass: float = 0.0
+    others: tuple["Covering", ...] = ()  #: the next best complete coverings, best first (at most k - 1)
 
 
 @dataclass(frozen=True)
@@ -49,9 +60,22 @@ class _Beam:
     covered: int  #: remainder bytes consumed so far
 
 
+@dataclass(frozen=True)
+class _Done:
+    beam: _Beam
+    cond: float  #: log P(last token | agreeing with the typed tail)
+    entropy: float
+    covered_before: int
+
+
 def _logsumexp(x: np.ndarray) -> float:
     m = float(x.max())
     return m + float(np.log(np.exp(x - m).sum()))
+
+
+def _entropy(lp: np.ndarray, norm: float) -> float:
+    p = np.exp(lp - norm)
+    return float(-(p * (lp - norm)).sum())
 
 
 def cover(
@@ -63,8 +87,12 @@ def cover(
     cancel: Optional[CancelCheck] = None,
     allow_partial: bool = True,
 ) -> Covering:
-    """Search the best covering of ``remainder`` after ``stable``.
+    """Search the best coverings of ``remainder`` after ``stable``.
 
+    Up to ``beam_width`` complete coverings are kept (the best is returned,
+    the others in ``others``); live beams at or below the worst kept one, or
+    ``HOPELESS`` nats below the best, are pruned, so with ``beam_width = 1``
+    this is the single best covering.
     ``allow_partial=False`` restricts the search to a single token that
     starts with the remainder (single-token healing).  When no token sequence
     can spell the remainder the result has ``found=False``.  An empty remainder is covered by
@@ -76,10 +104,16 @@ def cover(
     stable = tuple(stable)
     n_rem = len(remainder)
     live = [_Beam((), 0.0, 0)]
-    best: Optional[_Beam] = None
-    best_cond = 0.0
-    best_covered_before = 0
+    done: list[_Done] = []  # best first, at most k
+    mass = -np.inf
     steps = 0
+
+    def bound() -> Optional[float]:
+        if not done:
+            return None
+        hopeless = done[0].beam.logprob - HOPELESS
+        return max(done[-1].beam.logprob, hopeless) if len(done) >= k else hopeless
+
     while live:
         if cancel is not None and cancel():
             raise Cancelled()
@@ -90,6 +124,7 @@ def cover(
         cand_score: list[np.ndarray] = []
         cand_done: list[np.ndarray] = []
         norms = np.empty(len(live), dtype=np.float64)
+        lps: list[np.ndarray] = []
         for i, beam in enumerate(live):
             rest = remainder[beam.covered :]
             ext = index.starting_with(rest)
@@ -100,23 +135,28 @@ def cover(
                 pre, ids = ext[:0], ext
             if len(ids) == 0:
                 norms[i] = 0.0
+                lps.append(np.zeros(0))
                 continue
             lp = rows[i, ids].astype(np.float64)
+            lps.append(lp)
             norms[i] = _logsumexp(lp)
             cand_beam.append(np.full(len(ids), i, dtype=np.int64))
             cand_tok.append(ids)
             cand_score.append(lp + beam.logprob)
-            done = np.zeros(len(ids), dtype=bool)
-            done[len(pre) :] = True
-            cand_done.append(done)
+            done_mask = np.zeros(len(ids), dtype=bool)
+            done_mask[len(pre) :] = True
+            cand_done.append(done_mask)
         if not cand_tok:
             break
         beams_a = np.concatenate(cand_beam)
         toks_a = np.concatenate(cand_tok)
         scores_a = np.concatenate(cand_score)
         done_a = np.concatenate(cand_done)
-        if best is not None:
-            keep = scores_a > best.logprob
+        if done_a.any():
+            mass = float(np.logaddexp(mass, _logsumexp(scores_a[done_a])))
+        b = bound()
+        if b is not None:
+            keep = scores_a > b
             beams_a, toks_a, scores_a, done_a = beams_a[keep], toks_a[keep], scores_a[keep], done_a[keep]
         if len(scores_a) > k:
             top = np.argpartition(-scores_a, k - 1)[:k]
@@ -124,26 +164,42 @@ def cover(
         order = np.lexsort((toks_a, beams_a, -scores_a))  # best first, ties by beam then token id
         next_live: list[_Beam] = []
         for j in order:
-            parent = live[int(beams_a[j])]
+            bi = int(beams_a[j])
+            parent = live[bi]
             tok = int(toks_a[j])
             score = float(scores_a[j])
             if done_a[j]:
-                if best is None or score > best.logprob:
-                    best = _Beam(parent.tokens + (tok,), score, n_rem)
-                    best_cond = score - parent.logprob - float(norms[int(beams_a[j])])
-                    best_covered_before = parent.covered
+                b = bound()
+                if b is None or score > b:
+                    entry = _Done(
+                        _Beam(parent.tokens + (tok,), score, n_rem),
+                        score - parent.logprob - float(norms[bi]),
+                        _entropy(lps[bi], float(norms[bi])),
+                        parent.covered,
+                    )
+                    done.append(entry)
+                    done.sort(key=lambda d: (-d.beam.logprob, d.beam.tokens))
+                    del done[k:]
+                    done[:] = [d for d in done if d.beam.logprob > done[0].beam.logprob - HOPELESS]
             else:
                 next_live.append(_Beam(parent.tokens + (tok,), score, parent.covered + int(index.lengths[tok])))
-        if best is not None:
-            next_live = [b for b in next_live if b.logprob > best.logprob]
+        b = bound()
+        if b is not None:
+            next_live = [nb for nb in next_live if nb.logprob > b]
         live = next_live
-    if best is None:
+    if not done:
         return Covering((), float("-inf"), b"", 0.0, steps, found=False)
-    overshoot_start = n_rem - best_covered_before
-    return Covering(
-        tokens=best.tokens,
-        logprob=best.logprob,
-        overshoot=index.piece(best.tokens[-1])[overshoot_start:],
-        last_cond_logprob=best_cond,
-        steps=steps,
-    )
+
+    def covering(d: _Done, others: tuple[Covering, ...] = ()) -> Covering:
+        return Covering(
+            tokens=d.beam.tokens,
+            logprob=d.beam.logprob,
+            overshoot=index.piece(d.beam.tokens[-1])[n_rem - d.covered_before :],
+            last_cond_logprob=d.cond,
+            steps=steps,
+            last_entropy=d.entropy,
+            typed_logmass=mass,
+            others=others,
+        )
+
+    return covering(done[0], tuple(covering(d) for d in done[1:]))

@@ -92,6 +92,10 @@ class CaseResult:
     mid_word: bool
     next_word: bool
     whitespace_in_word: bool
+    #: the decoder's confidence inputs (daemon.cpc.confidence.WordSignals), so
+    #: the confidence can be refitted from saved cases without the model
+    signals: Optional[dict] = None
+    words: list = dataclasses.field(default_factory=list)  #: the words the search compared (Suggestion.words)
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -179,6 +183,8 @@ def run_quality(
                     mid_word=mid,
                     next_word=score.next_word,
                     whitespace_in_word=score.whitespace_in_word,
+                    signals=None if sug.signals is None else dataclasses.asdict(sug.signals),
+                    words=[list(w) for w in sug.words],
                 )
             )
         if on_case is not None:

@@ -67,6 +67,7 @@ from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
 from daemon.evaluation.load import BusyLoad
 from daemon.evaluation.metrics import percentile
 from daemon.evaluation.offsets import is_word_char
+from daemon.evaluation.progress import terminal_progress
 
 
 class DecodedSet:
@@ -375,6 +376,7 @@ def replay_text(
     preload: int,
     idle_timeout_s: float = 600.0,
     key_interval_ms: float = 0.0,
+    on_key: Optional[Callable[[int, int], None]] = None,
 ) -> tuple[list[KeyRecord], int, int, int]:
     """Type ``text[start:start+chars]`` into a fresh Controller + SuggestionWorker
     (``config`` gives the strategy; its debounce should be 0) whose field
@@ -382,7 +384,8 @@ def replay_text(
     time, each after the worker went idle, or with ``key_interval_ms`` one
     key every that many milliseconds.  Returns one record per key, the number
     of cancelled model calls, of stale suggestions shown and of completions
-    cut short at the worker's time budget."""
+    cut short at the worker's time budget.  ``on_key(done, total)`` is called
+    after each key's record (progress display)."""
     from daemon.controller import Controller
     from daemon.platform.base import FocusState
     from daemon.worker import SuggestionWorker
@@ -413,6 +416,8 @@ def replay_text(
                 t_due, t_returned, events, is_mid_word_key(text, i), lm.stats.since(before),
                 lm.reeval_tokens - reeval, lm.prompt_reeval_tokens - prompt_reeval,
             ))
+            if on_key is not None:
+                on_key(len(records), len(keys))
 
         for n, i in enumerate(keys):
             if interval:
@@ -507,8 +512,9 @@ def replay_files(
             for name, _ in runs:
                 lm.clear_cache()
                 with BusyLoad(load):
-                    records, cancelled, stale, cut = replay_text(decoder, lm, configs[name], text, start, chars,
-                                                            preload, key_interval_ms=key_interval_ms)
+                    records, cancelled, stale, cut = replay_text(
+                        decoder, lm, configs[name], text, start, chars, preload, key_interval_ms=key_interval_ms,
+                        on_key=terminal_progress(f"{file_name} [{name}]"))
                 summaries[name] = summarize_replay(records, cancelled, stale, cut)
             first, *others = runs
             ratio = summaries[first[0]].p50_ms / summaries["naive"].p50_ms if others else 1.0

@@ -117,6 +117,20 @@ def test_late_result_adapts_to_characters_typed_meanwhile():
     assert r.sink.visible == "lo there"
 
 
+def test_a_later_result_of_the_same_request_replaces_a_different_partial():
+    """The decoder streams the covering's word, then the word search may pick
+    another word: the ghost text follows the newer result."""
+    r = Rig()
+    r.type("filesta")
+    rid = r.worker.last[0]
+    r.answer("ck", final=False, rid=rid)
+    assert r.sink.visible == "ck"
+    r.answer("te = None", final=False, rid=rid)
+    assert r.sink.visible == "te = None"
+    r.answer("te = None", rid=rid)
+    assert r.sink.visible == "te = None" and r.sup.armed
+
+
 def test_tab_is_swallowed_exactly_while_visible_and_accept_injects():
     r = Rig()
     r.tab()  # nothing visible: the Tab reaches the app and the buffer

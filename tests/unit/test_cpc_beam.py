@@ -9,11 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.cpc.beam import Decoder
+from daemon.cpc.confidence import word_confidence
 from daemon.cpc.covering import cover
 from daemon.cpc.lm import Cancelled
 from daemon.cpc.stopping import stop_position
 from daemon.cpc.suggestion import BeamParams
 from daemon.cpc.utf8 import decode_prefix
+from daemon.cpc.word import Hypothesis, search_word
 from tests.unit.cpc_fakes import ScriptedLM
 
 WORDS = [b" the", b" there", b" then", b" th", b" in", b" inf", b" information", b" form", b"or",
@@ -61,6 +63,46 @@ def reference(lm: ScriptedLM, decoder: Decoder, text: str, params: BeamParams) -
     return decode_prefix(out)[0]
 
 
+def word_reference(lm: ScriptedLM, decoder: Decoder, text: str, params: BeamParams) -> str:
+    """CPC with k >= 2: the covering, the word search (both checked against
+    exhaustive oracles in their own tests), then the word's next token and a
+    greedy continuation over plain Python, stop rules and UTF-8 cut at the end."""
+    split = decoder.plan(text, params)
+    cov = cover(make_lm(lm.seed), decoder.index, split.stable, split.remainder, params.beam_width)
+    if not cov.found:
+        return ""
+    starts = [Hypothesis(c.tokens, c.logprob, c.overshoot) for c in (cov, *cov.others)]
+
+    def cut(data: bytes):
+        at = stop_position(data, params.single_line, params.stop_at_sentence_end)
+        head, broken = decode_prefix(data)
+        return (len(head.encode()) if at is None else min(at, len(head.encode()))) if broken else at
+
+    in_word = text[-1].isalnum() or text[-1] == "_" or ord(text[-1]) > 127
+    word = search_word(make_lm(lm.seed), PIECES, decoder._word_tables, split.stable, starts, params.beam_width,
+                       in_word, params.max_tokens, cut).best
+    seq = list(split.stable) + list(word.hyp.tokens)
+    out = word.hyp.data
+    produced = word.hyp.produced
+    if word.next_token is not None and cut(out) is None and produced < params.max_tokens:
+        produced += 1
+        if word.next_token == EOG:
+            produced = params.max_tokens
+        else:
+            seq.append(word.next_token)
+            out += PIECES[word.next_token]
+    while produced < params.max_tokens and cut(out) is None:
+        row = lm.row(seq)
+        tok = max((t for t, p in enumerate(PIECES) if p or t == EOG), key=lambda t: (row[t], -t))
+        produced += 1
+        if tok == EOG:
+            break
+        seq.append(tok)
+        out += PIECES[tok]
+    at = cut(out)
+    return decode_prefix(out if at is None else out[:at])[0]
+
+
 _text = st.text(alphabet="thereinformaction .!\n\u00e9It", min_size=1, max_size=30)
 
 
@@ -76,7 +118,10 @@ def test_suggestion_matches_the_reference(text, seed, strategy, k, single_line, 
         assert decoder.complete(text, params).text == ""
         return
     got = decoder.complete(text, params)
-    assert got.text == reference(lm, decoder, text, params)
+    if strategy == "cpc" and k >= 2:
+        assert got.text == word_reference(lm, decoder, text, params)
+    else:
+        assert got.text == reference(lm, decoder, text, params)
     assert got.steps == lm.calls
     assert 0.0 <= got.confidence <= 1.0
     if single_line:
@@ -108,27 +153,56 @@ def test_cpc_completes_a_word_split_over_two_tokens_where_healing_cannot():
     lm.overrides[split.stable + (TOK[b" information"], TOK[b"."])] = {EOG: 0.0}
     got = decoder.complete(text, BeamParams(max_tokens=4))
     assert got.text == "tion."
-    # share of " information" among tokens agreeing with " informa" (e^0 vs e^-1), then "." at p=1
+    # share of " information" among tokens agreeing with " informa" (e^0 vs e^-1)
     share = 1.0 / (1.0 + np.exp(-1.0))
-    assert got.confidence == pytest.approx(np.sqrt(share * 1.0), abs=1e-4)
+    sig = got.signals
+    assert sig.first_logprob == pytest.approx(np.log(share), abs=1e-4)
+    assert (sig.word_chars, sig.typed_chars) == (4, 7)
+    # the word ends with "." (p=1): its probability given the typed text is at most the share
+    assert np.log(share) - 1e-3 <= sig.word_logprob <= 0.0
+    assert got.confidence == pytest.approx(word_confidence(sig))
     heal = decoder.complete(text, BeamParams(strategy="heal", max_tokens=4))
     assert not heal.text.startswith("tion")
 
 
-def test_on_partial_streams_prefixes_of_the_final_text():
+def test_on_partial_streams_the_covering_then_the_search_then_each_token():
     lm = make_lm(5)
     decoder = Decoder(lm)
     seen = []
     got = decoder.complete("It is the", BeamParams(max_tokens=6, stop_at_sentence_end=False,
                                                    single_line=False), on_partial=seen.append)
-    split = decoder.plan("It is the", BeamParams())
-    cov = cover(make_lm(5), decoder.index, split.stable, split.remainder, 2)
-    continuation_tokens = got.tokens_generated - len(cov.tokens)
-    assert continuation_tokens > 0
-    assert len(seen) == 1 + continuation_tokens  # after the covering, then after each token
-    for part in seen:
+    assert len(seen) >= 2
+    for part in seen[1:]:  # after the word search, every update extends the last
         assert got.text.startswith(part.text)
     assert seen[-1].text == got.text
+
+
+def test_the_search_replaces_the_coverings_word_when_another_word_is_more_likely():
+    """" th" is covered best by " the" (0.55) but the word "there" (0.45) beats
+    "then" (0.33) and "the" (0.22): the covering's word is streamed first, then
+    replaced; greedy (k = 1) keeps " the"'s word."""
+    text = "It is th"
+    lm = make_lm(0)
+    decoder = Decoder(lm)
+    stable = decoder.plan(text, BeamParams()).stable
+    lm.overrides[stable] = {TOK[b" the"]: np.log(0.55), TOK[b" there"]: np.log(0.45)}
+    lm.overrides[stable + (TOK[b" the"],)] = {TOK[b"n"]: np.log(0.6), TOK[b" "]: np.log(0.4)}
+    lm.overrides[stable + (TOK[b" the"], TOK[b"n"])] = {EOG: 0.0}
+    lm.overrides[stable + (TOK[b" the"], TOK[b" "])] = {EOG: 0.0}
+    lm.overrides[stable + (TOK[b" there"],)] = {TOK[b"."]: 0.0}
+    lm.overrides[stable + (TOK[b" there"], TOK[b"."])] = {EOG: 0.0}
+    seen = []
+    got = decoder.complete(text, BeamParams(beam_width=2, max_tokens=4), on_partial=seen.append)
+    assert seen[0].text == "e"
+    assert got.text == "ere."
+    assert seen[-1].text == "ere."
+    sig = got.signals
+    assert sig.word_logprob == pytest.approx(np.log(0.45), abs=1e-3)
+    assert sig.margin == pytest.approx(np.log(0.45 / 0.33), abs=1e-3)
+    assert sig.share == pytest.approx(0.45, abs=1e-3)
+    assert got.words[0] == ("ere", pytest.approx(np.log(0.45), abs=1e-3))
+    greedy = decoder.complete(text, BeamParams(beam_width=1, max_tokens=4))
+    assert greedy.text == "en"
 
 
 def test_utf8_is_never_cut_and_invalid_bytes_stop_generation():

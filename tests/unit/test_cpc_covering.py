@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.cpc.covering import cover
+from daemon.cpc.covering import HOPELESS, cover
 from daemon.cpc.lm import Cancelled
 from daemon.cpc.vocab import VocabIndex
 from tests.unit.cpc_fakes import ScriptedLM
@@ -142,12 +142,56 @@ def test_empty_and_uncoverable_remainders():
 
 
 def test_lower_bound_prunes_worse_live_beams():
-    """"a" then anything is worse than the one-token covering "ab": one step only."""
-    overrides = {(): {2: 0.0, 0: -5.0, 1: -6.0}}
+    """"a" then anything is worse than the k complete coverings "ab" and "abb": one step only."""
+    overrides = {(): {2: 0.0, 4: -1.0, 0: -5.0, 1: -6.0}}
     lm = ScriptedLM(PIECES, eog=[EOG], overrides=overrides)
-    result = cover(lm, VocabIndex(PIECES), [], b"ab", beam_width=8)
+    result = cover(lm, VocabIndex(PIECES), [], b"ab", beam_width=2)
     assert result.tokens == (2,)
+    assert [o.tokens for o in result.others] == [(4,)]
     assert lm.calls == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(_stable, _remainder, st.integers(0, 10_000), st.integers(1, 4))
+def test_wide_beam_returns_the_k_best_coverings(stable, remainder, seed, k):
+    """With room for every beam, the best and the ``others`` are the k best
+    coverings of the exhaustive oracle, best first."""
+    lm = ScriptedLM(PIECES, eog=[EOG], seed=seed)
+    wide = cover(lm, VocabIndex(PIECES), stable, remainder, beam_width=10_000)
+    candidates = all_coverings(remainder)
+    if not candidates:
+        return
+    ranked = sorted((score(lm, stable, c) for c in candidates), reverse=True)
+    ranked = [r for r in ranked if r > ranked[0] - HOPELESS]  # hopeless coverings are dropped
+    got = [wide.logprob] + [o.logprob for o in wide.others]
+    assert got == pytest.approx(ranked[: len(got)], abs=1e-6)
+    assert len(got) == len(ranked) or ranked[len(got)] <= ranked[0] - HOPELESS + 1e-3
+    narrow = cover(lm, VocabIndex(PIECES), stable, remainder, beam_width=k)
+    assert len(narrow.others) <= k - 1
+    assert [narrow.logprob] + [o.logprob for o in narrow.others] == sorted(
+        [narrow.logprob] + [o.logprob for o in narrow.others], reverse=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_stable, _remainder, st.integers(0, 10_000))
+def test_typed_mass_and_last_step_entropy(stable, remainder, seed):
+    """With an exhaustive beam the mass is the sum over every covering (the
+    probability of the typed bytes); the entropy is that of the last step's
+    distribution among the tokens agreeing with the typed tail."""
+    lm = ScriptedLM(PIECES, eog=[EOG], seed=seed)
+    result = cover(lm, VocabIndex(PIECES), stable, remainder, beam_width=10_000)
+    if not result.found:
+        return
+    total = math.log(sum(math.exp(score(lm, stable, c)) for c in all_coverings(remainder)))
+    assert result.typed_logmass == pytest.approx(total, abs=1e-3)  # less the hopeless beams' descendants
+    before = b"".join(PIECES[t] for t in result.tokens[:-1])
+    rest = remainder[len(before):]
+    row = lm.row(tuple(stable) + result.tokens[:-1])
+    valid = [t for t, p in enumerate(PIECES) if p and (p.startswith(rest) or (len(p) < len(rest) and rest.startswith(p)))]
+    lp = [float(row[t]) for t in valid]
+    norm = math.log(sum(math.exp(x) for x in lp))
+    expected = -sum(math.exp(x - norm) * (x - norm) for x in lp)
+    assert result.last_entropy == pytest.approx(expected, abs=1e-5)
 
 
 def test_cancel_raises_before_the_next_step():

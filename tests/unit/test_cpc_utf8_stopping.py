@@ -1,13 +1,10 @@
-"""UTF-8 prefix decoding, stop rules and the confidence formula."""
+"""UTF-8 prefix decoding and stop rules."""
 
 from __future__ import annotations
-
-import math
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.cpc.confidence import geometric_mean_prob
 from daemon.cpc.stopping import stop_position
 from daemon.cpc.utf8 import decode_prefix
 
@@ -65,10 +62,3 @@ def test_stop_rules():
     assert stop_position(b"why? no", single_line=False, sentence_end=False) is None
     assert stop_position(b"why?\nno", single_line=True, sentence_end=True) == 4
     assert stop_position(b"a\r\nb", single_line=True, sentence_end=False) == 1
-
-
-def test_confidence_is_a_geometric_mean_in_unit_interval():
-    assert geometric_mean_prob([]) == 0.0
-    assert math.isclose(geometric_mean_prob([math.log(0.25), math.log(1.0)]), 0.5)
-    assert geometric_mean_prob([0.0]) == 1.0
-    assert geometric_mean_prob([float("-inf")]) == 0.0

@@ -68,10 +68,14 @@ def test_exhaustive_search_finds_the_most_likely_word(seed, data, in_word):
     result = search_word(lm, PIECES, tables(), [1], [start], k=10_000, in_word=in_word, max_steps=STEPS, stop=no_stop)
     expected = oracle(lm, [1], start, in_word, STEPS)
     best_key = max(expected, key=expected.get)
-    assert result.best.logprob == pytest.approx(expected[best_key], abs=1e-2)  # less hopeless paths
-    assert result.best.key == best_key or expected[result.best.key] == pytest.approx(expected[best_key], abs=1e-2)
+    # The search drops paths HOPELESS nats below the best, so it may miss up to
+    # one such path's share per path of the tree (PIECES ** STEPS of them); it
+    # never finds more probability than there is.
+    missed = math.log1p(len(PIECES) ** STEPS * math.exp(-HOPELESS))
+    assert expected[best_key] - missed - 1e-2 <= result.best.logprob <= expected[best_key] + 1e-2
+    assert result.best.key == best_key or expected[result.best.key] >= expected[best_key] - missed - 1e-2
     total = math.log(sum(math.exp(v) for v in expected.values()))
-    assert result.total == pytest.approx(total, abs=1e-2)  # hopeless paths (HOPELESS nats down) are dropped
+    assert total - missed - 1e-2 <= result.total <= total + 1e-2
     ranked = sorted(expected.values(), reverse=True)
     if len(ranked) > 1 and ranked[1] > ranked[0] - HOPELESS + 0.1:
         assert result.runner_up == pytest.approx(ranked[1], abs=1e-2)

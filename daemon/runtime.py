@@ -13,6 +13,7 @@ from typing import Callable, Optional
 
 from daemon.config import Config, ConfigError, ensure_config_file, load_config
 from daemon.controller import Controller
+from daemon.llm.threads import MachineBusy
 from daemon.worker import SuggestionWorker
 
 log = logging.getLogger(__name__)
@@ -71,4 +72,5 @@ def new_worker(config: Config, controller: Controller,
         on_result=controller.on_result,
         on_status=report,
         debounce_ms=config.debounce_ms,
+        busy=MachineBusy(),
     )

@@ -20,13 +20,14 @@ only the newest matters:
   cancels the chunk in progress at its next decode step; what was decoded
   stays cached and the warm-up resumes when the worker is idle again.
 
-A suggestion that arrives after the user typed on is worthless, and on a
-busy machine every decode step is slower.  So a completion finishes within
-``finish_within_ms`` of its keystroke: once that much time has passed and
-the suggestion streamed so far ends at least one word, the rest of the
-continuation is not generated and what was streamed, up to the end of its
-last whole word, becomes the final result (counted in ``stats.cut_short``).  On an idle machine most requests
-finish well before; under load the user still gets the word they are typing.
+On a busy machine (``busy()`` true: other programs keep the CPU occupied)
+every decode step is slower and competes with the user's own work, so a
+completion finishes within ``finish_within_ms`` of its keystroke: once that
+much time has passed and the suggestion streamed so far ends at least one
+word, the rest of the continuation is not generated and what was streamed,
+up to the end of its last whole word, becomes the final result (counted in
+``stats.cut_short``).  On an idle machine (or without ``busy``) a
+completion runs to its end; a newer keystroke cancels it either way.
 
 Results, partial and final, go to ``on_result(request_id, suggestion, final)``
 on this thread.  A decoder exception is logged without its message (it might
@@ -117,6 +118,7 @@ class SuggestionWorker:
         on_status: Optional[StatusCallback] = None,
         debounce_ms: float = 15.0,
         finish_within_ms: float = FINISH_WITHIN_MS,
+        busy: Optional[Callable[[], bool]] = None,
         name: str = "ghosttype-worker",
     ) -> None:
         if (decoder is None) == (decoder_factory is None):
@@ -127,6 +129,7 @@ class SuggestionWorker:
         self._on_status = on_status
         self._debounce_s = max(0.0, float(debounce_ms)) / 1000.0
         self._finish_within_s = max(0.0, float(finish_within_ms)) / 1000.0
+        self._busy_machine = busy
         self._cond = threading.Condition()
         self._job: Optional[_Job] = None
         self._seq = 0  # sequence number of the newest job; running jobs compare against it
@@ -297,13 +300,15 @@ class SuggestionWorker:
                     self._deliver(job.request_id, s, False)
 
             def enough() -> bool:
-                """Stale, or out of time with a whole word already shown."""
+                """Stale, or out of time on a busy machine with a whole word already shown."""
                 if cancel():
                     return True
                 return (
-                    time.monotonic() - job.submitted > self._finish_within_s
+                    self._busy_machine is not None
+                    and time.monotonic() - job.submitted > self._finish_within_s
                     and bool(streamed)
                     and bool(whole_words(streamed[0].visible))
+                    and self._busy_machine()
                 )
 
             try:

@@ -11,7 +11,8 @@ clicks and types at once, the worst case.  Measured from that instant:
 first_ms
     to the first suggestion shown (a streamed partial counts);
 final_ms
-    to the final suggestion shown (or hidden, when it was empty).
+    to the final result of that key's request (shown, or withheld when it was
+    empty or below the confidence threshold).
 
 The background warm-up of the full window that follows is not waited for.
 Typed text stays in memory; nothing is logged.
@@ -26,7 +27,7 @@ from typing import Any, Callable, Optional
 
 from daemon.evaluation.metrics import percentile
 from daemon.evaluation.offsets import choose_offsets
-from daemon.evaluation.replay import RecordingSink, key_event, key_record
+from daemon.evaluation.replay import RecordingSink, finite, key_event, key_record
 
 
 @dataclass(frozen=True)
@@ -40,15 +41,18 @@ class ColdStart:
     near_window: int  #: requests answered from the window near the caret
 
     def as_json(self) -> dict:
-        return {"p50_ms": self.p50_ms, "p95_ms": self.p95_ms, "p50_final_ms": self.p50_final_ms,
-                "p95_final_ms": self.p95_final_ms, "n": self.n, "shown": self.shown,
-                "near_window": self.near_window}
+        """The JSON object of ``--cold-start``; a percentile of nothing
+        (no suggestion shown at all) is null."""
+        return {"p50_ms": finite(self.p50_ms), "p95_ms": finite(self.p95_ms),
+                "p50_final_ms": finite(self.p50_final_ms), "p95_final_ms": finite(self.p95_final_ms),
+                "n": self.n, "shown": self.shown, "near_window": self.near_window}
 
 
 def cold_start_offset(decoder: Any, lm: Any, config: Any, text: str, offset: int,
                       timeout_s: float = 120.0) -> tuple[Optional[float], float, bool]:
     """One cold start at ``offset``: (first_ms, final_ms, answered from the near window)."""
     from daemon.controller import Controller
+    from daemon.llm.threads import MachineBusy
     from daemon.platform.base import FocusState
     from daemon.worker import SuggestionWorker
 
@@ -56,13 +60,15 @@ def cold_start_offset(decoder: Any, lm: Any, config: Any, text: str, offset: int
     sink = RecordingSink()
     controller = Controller(config, sink)
     done = threading.Event()
+    finished: list[float] = []
 
     def on_result(request_id: int, suggestion: Any, final: bool) -> None:
         controller.on_result(request_id, suggestion, final)
-        if final:
+        if final and not done.is_set():
+            finished.append(time.perf_counter())
             done.set()
 
-    worker = SuggestionWorker(decoder, on_result=on_result, debounce_ms=0)
+    worker = SuggestionWorker(decoder, on_result=on_result, debounce_ms=0, busy=MachineBusy())
     controller.attach_worker(worker)
     worker.start()
     try:
@@ -77,7 +83,7 @@ def cold_start_offset(decoder: Any, lm: Any, config: Any, text: str, offset: int
             raise TimeoutError("the worker did not answer a cold request in time")
         events = [e for e in sink.since(n_events) if e[0] >= t0]
         record = key_record(t0, t_returned, events, False, lm.stats.since(work), 0)
-        return record.first_ms, record.final_ms, bool(decoder.used_near_window)
+        return record.first_ms, (finished[0] - t0) * 1000.0, bool(decoder.used_near_window)
     finally:
         worker.stop()
         controller.close()

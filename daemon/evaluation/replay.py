@@ -388,11 +388,12 @@ def replay_text(
     after each key's record (progress display)."""
     from daemon.controller import Controller
     from daemon.platform.base import FocusState
+    from daemon.llm.threads import MachineBusy
     from daemon.worker import SuggestionWorker
 
     sink = RecordingSink()
     controller = Controller(config, sink)
-    worker = SuggestionWorker(decoder, on_result=controller.on_result, debounce_ms=0)
+    worker = SuggestionWorker(decoder, on_result=controller.on_result, debounce_ms=0, busy=MachineBusy())
     controller.attach_worker(worker)
     worker.start()
     cancelled_before = lm.cancelled
@@ -533,7 +534,7 @@ def replay_files(
                     "start": start,
                     "replay": {n: _summary_json(s) for n, s in summaries.items()},
                     "preload_chars": preload,
-                    "ratio_p50": _finite(ratio),
+                    "ratio_p50": finite(ratio),
                     "load": load,
                     "key_interval_ms": key_interval_ms,
                 }
@@ -545,7 +546,8 @@ def replay_files(
             "key_interval_ms": key_interval_ms, "runs": results}
 
 
-def _finite(x: float) -> Optional[float]:
+def finite(x: float) -> Optional[float]:
+    """``x``, or None for NaN and infinities (JSON has neither)."""
     return None if x != x or x in (float("inf"), float("-inf")) else x
 
 
@@ -553,4 +555,4 @@ def _summary_json(s: ReplaySummary) -> dict:
     import dataclasses
 
     d = dataclasses.asdict(s)
-    return {k: _finite(v) if isinstance(v, float) else v for k, v in d.items()}
+    return {k: finite(v) if isinstance(v, float) else v for k, v in d.items()}

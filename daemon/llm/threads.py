@@ -114,4 +114,30 @@ class BatchThreads:
         return max(self.decode_threads, min(self.max_threads, self.decode_threads + extra))
 
 
-__all__ = ["BatchThreads", "BusySampler", "CpuSampler"]
+class MachineBusy:
+    """True while other processes keep at least ``threshold`` cores busy
+    (sampled at most every ``interval_s``; False until the first reading).
+    The worker asks it between decode steps to decide whether to cut a
+    continuation short."""
+
+    def __init__(self, threshold: float = 1.0, *, sampler: Optional[BusySampler] = None,
+                 interval_s: float = 0.25, clock: Clock = time.monotonic) -> None:
+        self._threshold = float(threshold)
+        self._sampler = sampler if sampler is not None else CpuSampler(clock)
+        self._interval = float(interval_s)
+        self._clock = clock
+        self._next_sample = -math.inf
+        self._busy = False
+        self._sampler.other_busy_cores()
+
+    def __call__(self) -> bool:
+        now = self._clock()
+        if now >= self._next_sample:
+            self._next_sample = now + self._interval
+            cores = self._sampler.other_busy_cores()
+            if cores is not None:
+                self._busy = cores >= self._threshold
+        return self._busy
+
+
+__all__ = ["BatchThreads", "BusySampler", "CpuSampler", "MachineBusy"]

@@ -287,9 +287,9 @@ class SlowStreamingDecoder(FakeDecoder):
         return Suggestion(out, 0.9)
 
 
-def test_out_of_time_the_streamed_words_become_final(make):
+def test_busy_machine_out_of_time_the_streamed_words_become_final(make):
     dec = SlowStreamingDecoder(["nt", " neural", " networks", " are", " used"], step_s=0.06)
-    w, res = make(dec, debounce_ms=0, finish_within_ms=100)
+    w, res = make(dec, debounce_ms=0, finish_within_ms=100, busy=lambda: True)
     w.submit(1, "recurre", P)
     assert w.wait_idle(5)
     # at 120 ms "nt neural" is streamed: "nt" is a finished word, "neural" may not be
@@ -303,9 +303,17 @@ def test_whole_words(text, words):
     assert whole_words(text) == words
 
 
+def test_idle_machine_runs_the_continuation_to_its_end(make):
+    dec = SlowStreamingDecoder(["nt", " neural", " networks"], step_s=0.06)
+    w, res = make(dec, debounce_ms=0, finish_within_ms=50, busy=lambda: False)
+    w.submit(1, "recurre", P)
+    assert w.wait_idle(5)
+    assert res.finals() == [(1, "nt neural networks")] and w.stats.cut_short == 0
+
+
 def test_without_a_whole_word_the_request_runs_to_its_end(make):
     dec = SlowStreamingDecoder(["n", "t"], step_s=0.08)
-    w, res = make(dec, debounce_ms=0, finish_within_ms=50)
+    w, res = make(dec, debounce_ms=0, finish_within_ms=50, busy=lambda: True)
     w.submit(1, "recurre", P)
     assert w.wait_idle(5)
     assert res.finals() == [(1, "nt")] and w.stats.cut_short == 0

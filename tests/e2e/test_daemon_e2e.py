@@ -147,7 +147,8 @@ def file_text(path: pathlib.Path) -> str:
 def reference_suggestion(text: str) -> str:
     """What the decoder suggests for ``text`` with the test's settings."""
     out = subprocess.run(
-        [sys.executable, "-m", "daemon", "complete", "--text", text, "--max-tokens", "6", "--beam-width", "2"],
+        [sys.executable, "-m", "daemon", "complete", "--text", text, "--max-tokens", "6", "--beam-width", "2",
+         "--confidence-threshold", "0"],  # as the daemon in these tests (config above)
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert out.returncode == 0, out.stderr

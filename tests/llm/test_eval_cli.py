@@ -130,6 +130,8 @@ def test_cold_start_json_schema(tmp_path):
     assert 0 < cold["p50_final_ms"] <= cold["p95_final_ms"]
     if cold["shown"]:
         assert cold["p50_ms"] <= cold["p50_final_ms"] + 1e-6
+    else:  # every suggestion withheld by the confidence gate: no percentile, not NaN
+        assert cold["p50_ms"] is None and cold["p95_ms"] is None
     assert "cold starts" in out.stdout
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.llm.threads import BatchThreads, CpuSampler
+from daemon.llm.threads import BatchThreads, CpuSampler, MachineBusy
 
 
 class FakeSampler:
@@ -58,3 +58,12 @@ def test_cpu_sampler_excludes_this_process():
         x += i
     busy = sampler.other_busy_cores()
     assert busy is not None and busy >= 0.0
+
+
+def test_machine_busy_when_others_take_half_a_core():
+    clock = Clock()
+    busy = MachineBusy(0.5, sampler=FakeSampler([None, None, 0.2, 0.7, 0.1]), interval_s=0.25, clock=clock)
+    assert busy() is False  # unknown: not busy
+    for t, want in ((0.3, False), (0.6, True), (0.7, True), (0.9, False)):
+        clock.t = t
+        assert busy() is want, t

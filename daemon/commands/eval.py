@@ -1,6 +1,6 @@
 """``ghosttype eval``: the benchmarks a user can run on their own text.
 
-Three modes (DESIGN 4; the JSON shapes are documented in the README):
+Four modes (DESIGN 4; the JSON shapes are documented in the README):
 
 quality (default)
     ``ghosttype eval FILE... [--strategies naive,heal,cpc1,cpc2,cpc4]
@@ -20,6 +20,18 @@ replay (``--replay``)
     the p50 ratio.  ``--json`` writes ``{"replay": {STRATEGY: {...}},
     "ratio_p50": x}`` (the last file's run when several are given, all runs
     under ``"runs"``).
+
+cold start (``--cold-start``)
+    ``ghosttype eval FILE... --cold-start [--offsets N] [--seed S]
+    [--context-chars C]`` times the first suggestion after focusing a field
+    with ``C`` characters before the caret and nothing of them in the model's
+    cache (:mod:`daemon.evaluation.coldstart`).  ``--json`` writes
+    ``{"cold_start": {"p50_ms", "p95_ms", "p50_final_ms", "p95_final_ms",
+    "n", ...}, "load": K}``.
+
+``--load K`` (replay and cold start) runs beside K spinning processes;
+``--key-interval-ms`` paces the replay's keys like a person typing and
+counts stale suggestions; ``--batch-threads N`` fixes the batch threads.
 
 vocabulary look-ups (``--vocab-bench``)
     ``ghosttype eval [FILE...] --vocab-bench [--model M]...`` times

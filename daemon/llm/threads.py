@@ -67,6 +67,30 @@ class CpuSampler:
         return max(0.0, others / (now[0] - last[0]))
 
 
+class OtherLoad:
+    """The cores other processes kept busy, read from ``sampler`` at most
+    every ``interval_s`` (the last reading in between; None until the first).
+    Reading starts at construction, so the first interval runs from there."""
+
+    def __init__(self, sampler: Optional[BusySampler] = None, interval_s: float = 0.25,
+                 clock: Clock = time.monotonic) -> None:
+        self._sampler = sampler if sampler is not None else CpuSampler(clock)
+        self._interval = float(interval_s)
+        self._clock = clock
+        self._next_sample = -math.inf
+        self._cores: Optional[float] = None
+        self._sampler.other_busy_cores()
+
+    def __call__(self) -> Optional[float]:
+        now = self._clock()
+        if now >= self._next_sample:
+            self._next_sample = now + self._interval
+            cores = self._sampler.other_busy_cores()
+            if cores is not None:
+                self._cores = cores
+        return self._cores
+
+
 class BatchThreads:
     """Threads for the next batch decode: ``decode_threads`` plus the cores
     other processes leave idle, at most ``max_threads``.
@@ -90,22 +114,12 @@ class BatchThreads:
         self.decode_threads = max(1, int(decode_threads))
         self.cores = int(cores or os.cpu_count() or 1)
         self.max_threads = max(self.decode_threads, int(max_threads or min(4, self.cores)))
-        self._sampler = sampler if sampler is not None else CpuSampler(clock)
-        self._interval = float(interval_s)
         self._slack = float(slack)
-        self._clock = clock
-        self._next_sample = -math.inf
-        self._answer = self.decode_threads
-        self._sampler.other_busy_cores()  # start the first interval now
+        self._load = OtherLoad(sampler, interval_s, clock)
 
     def __call__(self) -> int:
-        now = self._clock()
-        if now >= self._next_sample:
-            self._next_sample = now + self._interval
-            busy = self._sampler.other_busy_cores()
-            if busy is not None:
-                self._answer = self.threads_for(busy)
-        return self._answer
+        busy = self._load()
+        return self.decode_threads if busy is None else self.threads_for(busy)
 
     def threads_for(self, other_busy_cores: float) -> int:
         """The answer for a measured load (pure; unit-tested)."""
@@ -123,21 +137,11 @@ class MachineBusy:
     def __init__(self, threshold: float = 1.0, *, sampler: Optional[BusySampler] = None,
                  interval_s: float = 0.25, clock: Clock = time.monotonic) -> None:
         self._threshold = float(threshold)
-        self._sampler = sampler if sampler is not None else CpuSampler(clock)
-        self._interval = float(interval_s)
-        self._clock = clock
-        self._next_sample = -math.inf
-        self._busy = False
-        self._sampler.other_busy_cores()
+        self._load = OtherLoad(sampler, interval_s, clock)
 
     def __call__(self) -> bool:
-        now = self._clock()
-        if now >= self._next_sample:
-            self._next_sample = now + self._interval
-            cores = self._sampler.other_busy_cores()
-            if cores is not None:
-                self._busy = cores >= self._threshold
-        return self._busy
+        cores = self._load()
+        return cores is not None and cores >= self._threshold
 
 
-__all__ = ["BatchThreads", "BusySampler", "CpuSampler", "MachineBusy"]
+__all__ = ["BatchThreads", "BusySampler", "CpuSampler", "MachineBusy", "OtherLoad"]

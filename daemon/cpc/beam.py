@@ -113,9 +113,7 @@ class Decoder:
         if len(split.stable) <= budget:
             return split
         keep = max(0, budget)
-        return Split(
-            stable=split.stable[len(split.stable) - keep :], remainder=split.remainder, lead=split.lead, exact=split.exact
-        )
+        return dataclasses.replace(split, stable=split.stable[len(split.stable) - keep :])
 
     def plan(self, text: str, params: BeamParams) -> Split:
         """Stable tokens and remainder that ``params.strategy`` would use for
@@ -184,6 +182,7 @@ class Decoder:
             params.beam_width if params.strategy == "cpc" else 1,
             cancel,
             allow_partial=params.strategy != "heal",
+            guide=split.tail if params.strategy == "cpc" else (),
         )
         t2 = time.perf_counter()
         if not covering.found:

@@ -8,12 +8,25 @@ lies inside ``R``; the last one may overshoot), maximising
 Beams start at ``S`` with log-probability 0.  Each step makes exactly one
 batched ``lm.logprobs`` call for all live beams, then extends each beam by
 its valid tokens: tokens that are a proper prefix of the bytes it still has
-to cover, and tokens starting with them (those complete the covering).  The
-candidates of all beams are scored together with one numpy gather per beam
-and one ``argpartition``; the ``k`` best are kept.  Log-probabilities only
-fall as a beam grows, so the best complete beam is a lower bound and every
-live beam at or below it is dropped: with ``k`` large enough the result is
-the exact maximum, and with ``k = 1`` it is greedy masking.
+to cover (*partial* beams), and tokens starting with them (those complete
+the covering).  The candidates of all beams are scored together with one
+numpy gather per beam and one ``argpartition``.  Complete coverings need no
+further model call, so they never compete with partial beams for a slot:
+the ``k`` best complete coverings are kept, and the ``k`` best partial beams
+live on.  (An earlier version took the ``k`` best of both together; a likely
+partial token such as " s" then pushed the complete " shell" out of the
+beam and the search ended on " s" + "hem", 8 nats worse.)  Log-probabilities
+only fall as a beam grows, so the ``k``-th best complete covering is a lower
+bound and every live beam at or below it is dropped: with ``k`` large enough
+the result is the exact maximum, and with ``k = 1`` it is never worse than
+greedy masking.
+
+**The text's own tokenization** (``guide``: the tokens ``tokenize(T)`` ends
+with, when they spell the remainder exactly) is kept alive beside the ``k``
+best partial beams until it is pruned by the bound.  It is the split the
+model saw in training, and a likely first token ("file") can otherwise push
+it ("fil" + "est" + "ack", 5 nats better) out of a narrow beam.  A step
+then decodes at most ``k + 1`` sequences.
 
 Every step consumes at least one byte, so there are at most ``len(R)``
 steps.  Ties are broken by token id so results are deterministic.
@@ -78,6 +91,15 @@ def _entropy(lp: np.ndarray, norm: float) -> float:
     return float(-(p * (lp - norm)).sum())
 
 
+def _best(idx: np.ndarray, scores: np.ndarray, toks: np.ndarray, beams: np.ndarray, k: int) -> list[int]:
+    """The (at most) ``k`` best of the candidates ``idx``, best first; ties by
+    beam then token id, so results are deterministic."""
+    if len(idx) > k:
+        idx = idx[np.argpartition(-scores[idx], k - 1)[:k]]
+    order = np.lexsort((toks[idx], beams[idx], -scores[idx]))
+    return [int(j) for j in idx[order]]
+
+
 def cover(
     lm: TokenLM,
     index: VocabIndex,
@@ -86,6 +108,7 @@ def cover(
     beam_width: int,
     cancel: Optional[CancelCheck] = None,
     allow_partial: bool = True,
+    guide: Sequence[int] = (),
 ) -> Covering:
     """Search the best coverings of ``remainder`` after ``stable``.
 
@@ -93,6 +116,9 @@ def cover(
     the others in ``others``); live beams at or below the worst kept one, or
     ``HOPELESS`` nats below the best, are pruned, so with ``beam_width = 1``
     this is the single best covering.
+    ``guide``: a covering (the text's own tokens after ``stable``) whose
+    partial beams are kept alive beside the ``k`` best; ignored unless its
+    bytes equal ``remainder``.
     ``allow_partial=False`` restricts the search to a single token that
     starts with the remainder (single-token healing).  When no token sequence
     can spell the remainder the result has ``found=False``.  An empty remainder is covered by
@@ -102,6 +128,9 @@ def cover(
         return Covering((), 0.0, b"", 0.0, 0)
     k = max(1, int(beam_width))
     stable = tuple(stable)
+    guide = tuple(int(t) for t in guide)
+    if b"".join(index.piece(t) for t in guide) != remainder or len(guide) < 2:
+        guide = ()  # not a covering of the remainder, or nothing to keep alive
     n_rem = len(remainder)
     live = [_Beam((), 0.0, 0)]
     done: list[_Done] = []  # best first, at most k
@@ -154,38 +183,43 @@ def cover(
         done_a = np.concatenate(cand_done)
         if done_a.any():
             mass = float(np.logaddexp(mass, _logsumexp(scores_a[done_a])))
-        b = bound()
-        if b is not None:
-            keep = scores_a > b
-            beams_a, toks_a, scores_a, done_a = beams_a[keep], toks_a[keep], scores_a[keep], done_a[keep]
-        if len(scores_a) > k:
-            top = np.argpartition(-scores_a, k - 1)[:k]
-            beams_a, toks_a, scores_a, done_a = beams_a[top], toks_a[top], scores_a[top], done_a[top]
-        order = np.lexsort((toks_a, beams_a, -scores_a))  # best first, ties by beam then token id
-        next_live: list[_Beam] = []
-        for j in order:
+        # Complete coverings cost no further model call: each competes only
+        # for the k kept coverings, never for a live beam's slot.
+        for j in _best(np.flatnonzero(done_a), scores_a, toks_a, beams_a, k):
             bi = int(beams_a[j])
             parent = live[bi]
-            tok = int(toks_a[j])
             score = float(scores_a[j])
-            if done_a[j]:
-                b = bound()
-                if b is None or score > b:
-                    entry = _Done(
-                        _Beam(parent.tokens + (tok,), score, n_rem),
-                        score - parent.logprob - float(norms[bi]),
-                        _entropy(lps[bi], float(norms[bi])),
-                        parent.covered,
-                    )
-                    done.append(entry)
-                    done.sort(key=lambda d: (-d.beam.logprob, d.beam.tokens))
-                    del done[k:]
-                    done[:] = [d for d in done if d.beam.logprob > done[0].beam.logprob - HOPELESS]
-            else:
-                next_live.append(_Beam(parent.tokens + (tok,), score, parent.covered + int(index.lengths[tok])))
+            b = bound()
+            if b is not None and score <= b:
+                break
+            done.append(_Done(
+                _Beam(parent.tokens + (int(toks_a[j]),), score, n_rem),
+                score - parent.logprob - float(norms[bi]),
+                _entropy(lps[bi], float(norms[bi])),
+                parent.covered,
+            ))
+            done.sort(key=lambda d: (-d.beam.logprob, d.beam.tokens))
+            del done[k:]
+            done[:] = [d for d in done if d.beam.logprob > done[0].beam.logprob - HOPELESS]
         b = bound()
+        partial = np.flatnonzero(~done_a)
         if b is not None:
-            next_live = [nb for nb in next_live if nb.logprob > b]
+            partial = partial[scores_a[partial] > b]
+        next_live = [
+            _Beam(live[int(beams_a[j])].tokens + (int(toks_a[j]),), float(scores_a[j]),
+                  live[int(beams_a[j])].covered + int(index.lengths[int(toks_a[j])]))
+            for j in _best(partial, scores_a, toks_a, beams_a, k)
+        ]
+        # The text's own tokenization stays alive beside the k best beams.
+        depth = steps
+        if len(guide) > depth:
+            path = guide[:depth]
+            parent_i = next((i for i, beam in enumerate(live) if beam.tokens == path[:-1]), None)
+            if parent_i is not None and all(nb.tokens != path for nb in next_live):
+                parent = live[parent_i]
+                score = parent.logprob + float(rows[parent_i, path[-1]])
+                if b is None or score > b:
+                    next_live.append(_Beam(path, score, parent.covered + int(index.lengths[path[-1]])))
         live = next_live
     if not done:
         return Covering((), float("-inf"), b"", 0.0, steps, found=False)

@@ -76,6 +76,10 @@ class Split:
     #: False when MAX_REMAINDER_BYTES forced a boundary some token could cross:
     #: the stable tokens may then differ from those of ``tokenize(T + C)``
     exact: bool = True
+    #: the whole text's own tokens after the stable ones when they spell the
+    #: remainder exactly (the tokenization the model would see for the typed
+    #: text as it stands); the coverage search keeps this path alive
+    tail: tuple[int, ...] = ()
 
     def stable_bytes(self, pieces: Sequence[Optional[bytes]]) -> bytes:
         """Bytes of the stable tokens (``lead`` included)."""
@@ -194,4 +198,5 @@ def split_stable(
     if n_stable == 0:
         return Split(stable=(), remainder=tb, lead=b"")
     b = ends[n_stable - 1]
-    return Split(stable=tuple(tokens[:n_stable]), remainder=full[b:], lead=lead, exact=exact)
+    tail = tuple(tokens[n_stable : len(ends)]) if ends[-1] == len(full) else ()
+    return Split(stable=tuple(tokens[:n_stable]), remainder=full[b:], lead=lead, exact=exact, tail=tail)

@@ -37,7 +37,7 @@ def reference(lm: ScriptedLM, decoder: Decoder, text: str, params: BeamParams) -
     split = decoder.plan(text, params)
     cov = cover(make_lm(lm.seed), decoder.index, split.stable, split.remainder,
                 params.beam_width if params.strategy == "cpc" else 1,
-                allow_partial=params.strategy != "heal")
+                allow_partial=params.strategy != "heal", guide=split.tail if params.strategy == "cpc" else ())
     if not cov.found:
         return ""
     seq = list(split.stable) + list(cov.tokens)
@@ -68,7 +68,7 @@ def word_reference(lm: ScriptedLM, decoder: Decoder, text: str, params: BeamPara
     exhaustive oracles in their own tests), then the word's next token and a
     greedy continuation over plain Python, stop rules and UTF-8 cut at the end."""
     split = decoder.plan(text, params)
-    cov = cover(make_lm(lm.seed), decoder.index, split.stable, split.remainder, params.beam_width)
+    cov = cover(make_lm(lm.seed), decoder.index, split.stable, split.remainder, params.beam_width, guide=split.tail)
     if not cov.found:
         return ""
     starts = [Hypothesis(c.tokens, c.logprob, c.overshoot) for c in (cov, *cov.others)]

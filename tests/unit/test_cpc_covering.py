@@ -84,12 +84,62 @@ def test_wide_beam_finds_the_exhaustive_maximum(stable, remainder, seed):
 
 
 @settings(max_examples=200, deadline=None)
-@given(_stable, _remainder, st.integers(0, 10_000))
-def test_width_one_is_greedy_masking(stable, remainder, seed):
+@given(_stable, _remainder, st.integers(0, 10_000), st.integers(1, 3))
+def test_never_worse_than_greedy_masking(stable, remainder, seed, k):
+    """Greedy masking's path is the best partial beam at every step until a
+    complete covering beats it, so even ``k = 1`` finds one at least as likely."""
     lm = ScriptedLM(PIECES, eog=[EOG], seed=seed)
-    result = cover(lm, VocabIndex(PIECES), stable, remainder, beam_width=1)
+    result = cover(lm, VocabIndex(PIECES), stable, remainder, beam_width=k)
     expected = greedy_masking(lm, stable, remainder)
-    assert (result.tokens if result.found else None) == expected
+    assert result.found == (expected is not None)
+    if expected is not None:
+        assert result.logprob >= score(lm, stable, expected) - 1e-9
+
+
+def test_a_likely_partial_token_does_not_push_out_a_complete_covering():
+    """k = 1: "a" (partial) is more likely than "ab" (complete), but "a" then
+    "b" is far worse; the complete covering is kept without a live slot."""
+    overrides = {(): {0: -0.1, 2: -1.0, 4: -9.0, 8: -9.0}, (0,): {1: -8.0, 10: -9.0, 3: -9.0, 5: 0.0}}
+    lm = ScriptedLM(PIECES, eog=[EOG], overrides=overrides)
+    result = cover(lm, VocabIndex(PIECES), [], b"ab", beam_width=1)
+    assert result.tokens == (2,)
+    assert result.logprob == pytest.approx(score(lm, [], (2,)))
+    assert score(lm, [], (0, 1)) < result.logprob - 5  # what the old mixed beam returned
+
+
+def test_the_guide_path_survives_a_narrow_beam():
+    """k = 1 keeps "a" + "b" + "b" (the text's own tokens) alive although
+    "ab" is the likelier first step; the guide's covering wins."""
+    overrides = {
+        (): {2: -0.5, 0: -1.5, 9: -20.0},
+        (2,): {1: -6.0, 10: -9.0, 5: 0.0},
+        (0,): {1: -0.2, 10: -3.0},
+        (0, 1): {1: -0.1},
+    }
+    lm = ScriptedLM(PIECES, eog=[EOG], overrides=overrides)
+    index = VocabIndex(PIECES)
+    plain = cover(lm, index, [], b"abb", beam_width=1)
+    guided = cover(lm, index, [], b"abb", beam_width=1, guide=(0, 1, 1))
+    assert guided.logprob >= score(lm, [], (0, 1, 1)) - 1e-9
+    assert guided.logprob > plain.logprob
+    assert all(len(batch) <= 2 for batch in lm.batches)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_stable, _remainder, st.integers(0, 10_000), st.integers(1, 3))
+def test_guided_search_is_at_least_as_good_as_its_guide(stable, remainder, seed, k):
+    lm = ScriptedLM(PIECES, eog=[EOG], seed=seed)
+    index = VocabIndex(PIECES)
+    coverings = [c for c in all_coverings(remainder) if b"".join(PIECES[t] for t in c) == remainder]
+    if not coverings:
+        return
+    guide = coverings[seed % len(coverings)]
+    lm.batches.clear()
+    result = cover(lm, index, stable, remainder, beam_width=k, guide=guide)
+    assert result.logprob >= score(lm, stable, guide) - 1e-9
+    assert all(len(batch) <= k + 1 for batch in lm.batches)
+    ignored = cover(lm, index, stable, remainder, beam_width=k, guide=guide + (0,))  # spells more than typed
+    assert ignored.tokens == cover(lm, index, stable, remainder, beam_width=k).tokens
 
 
 @settings(max_examples=150, deadline=None)

@@ -28,8 +28,13 @@ _piece = st.text(alphabet=ALPHABET, min_size=2, max_size=6).map(lambda s: s.enco
 
 def check_invariant(tokenize, pieces, text, continuations):
     index = VocabIndex(pieces)
-    split = split_stable(tokenize(text), text, pieces, index)
+    tokens = tokenize(text)
+    split = split_stable(tokens, text, pieces, index)
     assert split.lead + text.encode("utf-8") == split.stable_bytes(pieces) + split.remainder
+    if split.tail:  # the text's own tokens after the stable ones, spelling the remainder
+        n = len(split.stable)
+        assert tuple(tokens[n : n + len(split.tail)]) == split.tail
+        assert b"".join(pieces[t] for t in split.tail) == split.remainder
     for cont in continuations:
         after = tokenize(text + cont)
         assert tuple(after[: len(split.stable)]) == split.stable, (text, cont, split)
@@ -142,6 +147,8 @@ def test_single_word_and_empty_text():
     tok = ChunkedTokenizer(pieces)
     assert split_stable(tok("hello"), "hello", pieces) == Split((), b"hello")
     assert split_stable([], "", pieces) == Split((), b"")
+    split = split_stable(tok("hello wor"), "hello wor", pieces)
+    assert split.remainder == b" wor" and b"".join(pieces[t] for t in split.tail) == b" wor"
 
 
 def test_long_final_run_is_capped():

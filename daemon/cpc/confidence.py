@@ -62,9 +62,9 @@ FEATURE_NAMES: tuple[str, ...] = (
 
 #: Fitted by ``python -m daemon.evaluation.confidence_fit`` (intercept first,
 #: then one weight per FEATURE_NAMES entry) on SmolLM2's CPC k=2 suggestions at
-#: 150 mid-word offsets of each of the four reference texts (598 suggestions);
+#: 150 mid-word offsets of each of the four reference texts (599 suggestions);
 #: the training data is ``tests/unit/data/confidence_training.json``.
-COEFFICIENTS: tuple[float, ...] = (0.956311, 0.0478455, 0.343434, 0.530962, 0.51049, -0.731103, 0.076306, -0.51474, 0.946171)
+COEFFICIENTS: tuple[float, ...] = (1.65512, 1.30035, 0.590732, -0.741881, -0.0256663, -0.325464, 0.47698, -0.634958, 0.357651)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ class BeamParams:
     #: suppress when confidence (P(the word is right)) is below this; chosen by
     #: daemon.evaluation.confidence_fit to withhold most wrong suggestions
     #: while losing at most 10% of right ones on texts it was not fitted on
-    confidence_threshold: float = 0.65
+    confidence_threshold: float = 0.60
     single_line: bool = True  #: stop at a newline
     stop_at_sentence_end: bool = True  #: stop after ". ", "! ", "? "
     context_chars: int = 1500  #: only this many characters before the caret are used

@@ -147,8 +147,8 @@ class Config:
                              _int_range(100, 100_000))
     context_chars: int = _opt(1500, "Most characters before the caret given to the model (50-100000); fewer is faster.",
                               _int_range(50, 100_000))
-    threads: int = _opt(0, "CPU threads for single-token decoding (0 means automatic: half the cores, at most 4); "
-                           "batch decodes also use the cores other programs leave idle.",
+    threads: int = _opt(0, "CPU threads the model always uses (0 means automatic: half the cores, at most 4); "
+                           "decodes also take the cores other programs leave idle.",
                         _int_range(0, 64))
     single_line: bool = _opt(True, "Stop suggestions at the end of the line.", _bool)
     accept_key: str = _opt("tab", "Key that inserts the whole suggestion (swallowed only while one is visible).",

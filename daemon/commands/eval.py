@@ -123,7 +123,8 @@ def add_parser(subparsers: Any) -> None:
     b.add_argument("--load", type=int, default=0, metavar="K",
                    help="run beside K processes spinning on the CPU (started and stopped by the command)")
     b.add_argument("--batch-threads", type=int, default=0, metavar="N",
-                   help="threads for batch decodes (prefill, beam steps); default 0: by load")
+                   help="threads for batch decodes (prefill, beam steps); default 0: every decode by load "
+                        "(a fixed N keeps one-token steps at the model's base thread count)")
     v = p.add_argument_group("vocabulary look-ups")
     v.add_argument("--vocab-bench", action="store_true", help="time the vocabulary index look-ups")
     one_line_errors(p, "ghosttype eval")

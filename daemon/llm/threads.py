@@ -1,4 +1,4 @@
-"""How many CPU threads llama.cpp may use for a batch, decided by how busy
+"""How many CPU threads llama.cpp may use for a decode, decided by how busy
 the machine is right now.
 
 llama.cpp has two thread counts: ``n_threads`` for single-token decodes (the
@@ -7,9 +7,9 @@ prefill chunk, a step of several beams).  Its threads meet at a barrier for
 every graph node, so a thread the OS deschedules stalls the others: on a
 loaded 2-core machine two threads made a SmolLM2 step take 40-1,230 ms where
 one thread took 24 ms.  But on an idle machine a second thread nearly doubles
-prefill speed.  So single-token decoding keeps the configured count (one on
-two cores), and batches get more threads only while the cores they would use
-are idle.
+prefill speed and makes a one-token step 1.7x faster (10.8 instead of 18.7
+ms).  So both counts start from the configured one (one on two cores) and
+get more threads only while the cores they would use are idle.
 
 "Idle" is measured, not guessed: :class:`CpuSampler` reads the system's and
 this process's CPU times (psutil) and reports how many cores *other*
@@ -92,7 +92,7 @@ class OtherLoad:
 
 
 class BatchThreads:
-    """Threads for the next batch decode: ``decode_threads`` plus the cores
+    """Threads for the next decode: ``decode_threads`` plus the cores
     other processes leave idle, at most ``max_threads``.
 
     A core counts as idle when other processes used less than ``slack`` of

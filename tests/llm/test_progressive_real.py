@@ -9,6 +9,7 @@ from daemon.cpc.progressive import WARM_CHUNK
 from daemon.cpc.suggestion import BeamParams
 from daemon.evaluation.replay import CountingLM, PlanRecordingDecoder
 from daemon.llm.llama import LlamaLM
+from daemon.llm.threads import BatchThreads
 
 TOPICS = ["the caret", "a small model", "the grey text", "the Tab key", "your own disk", "a busy CPU",
           "the first click", "a long email", "the cache", "a browser tab", "the input method", "a password"]
@@ -61,11 +62,42 @@ def test_batch_threads_follow_the_policy(smol_model_path):
         toks = backend.tokenize(PROSE)
         backend.logprobs([toks[:20]])  # a batch: asks the policy
         assert backend.threads == (1, 2)
-        backend.logprobs([toks[:21]])  # one token: single-token threads, policy not asked
+        backend.logprobs([toks[:21]])  # one token: a callable policy governs batches only
         assert backend.threads == (1, 2)
         backend.logprobs([toks[:30]])
         assert backend.threads == (1, 2)
         backend.logprobs([toks[:50]])
+        assert backend.threads == (1, 1)
+    finally:
+        backend.close()
+
+
+class _Load:
+    """A scripted reading of the other processes' busy cores."""
+
+    def __init__(self, readings):
+        self.readings = list(readings)
+
+    def other_busy_cores(self):
+        return self.readings.pop(0) if self.readings else 1.5
+
+
+def test_single_token_decodes_follow_the_load_policy(smol_model_path):
+    """With the load policy one-token steps take the idle core too, and give
+    it back as soon as other programs keep it busy."""
+    ticks = iter(range(1000))
+    load = BatchThreads(1, 2, cores=2, sampler=_Load([None, 0.0, 0.0, 1.5]), interval_s=1.0,
+                        clock=lambda: float(next(ticks)))
+    backend = LlamaLM(str(smol_model_path), n_seq_max=2, n_threads=1, batch_threads=load)
+    try:
+        toks = backend.tokenize(PROSE)
+        backend.logprobs([toks[:20]])  # first reading: idle machine
+        assert backend.threads == (2, 2)
+        backend.logprobs([toks[:21]])  # one token, still idle
+        assert backend.threads == (2, 2)
+        backend.logprobs([toks[:22]])  # one token, other programs keep 1.5 cores busy
+        assert backend.threads == (1, 2)
+        backend.logprobs([toks[:30]])  # a batch under load
         assert backend.threads == (1, 1)
     finally:
         backend.close()

@@ -26,6 +26,7 @@ misplaced ghosts, key-to-ghost p50/p95) for the README.
 from __future__ import annotations
 
 import pathlib
+import re
 import shutil
 import statistics
 import subprocess
@@ -51,6 +52,8 @@ PAGE = pathlib.Path(__file__).parent / "pages" / "fields.html"
 TOLERANCE_PX = 3
 
 SENTENCE = "The quick brown fox jumps over the lazy dog and then"
+#: Width of the single-line field #single in pages/fields.html.
+SINGLE_WIDTH_PX = 330
 
 CONFIG = """\
 log_level = "debug"
@@ -309,7 +312,11 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
             s.check_placement(geo, "after ctrl+Right")
             screenshot(s.display, f"real-{name}-word-accept.png")
 
-    # 3. Tab inserts the suggestion exactly once.
+    # 3. Tab inserts the suggestion exactly once.  The visible ghost may be
+    # the rest of an earlier suggestion (typed through, or advanced by the
+    # word accept above), which is the fresh suggestion for this text cut
+    # shorter by max_tokens: what Tab inserts must be a non-empty prefix of
+    # the fresh one.
     if s.visible_ghost() is None:
         assert s.type_key("space") is not None, "no ghost to accept"
     s.wait_ghost_final()
@@ -318,11 +325,17 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
     answer = settled(s.reader)
     text_before = answer.text_before_caret or ""
     expected = reference_suggestion(text_before)
+
+    def inserted() -> str:
+        text = full_text(s.reader, answer.object_ref)
+        return text[len(text_before):] if text.startswith(text_before) else "\0" + text[-60:]
+
     s.key("Tab")
-    assert wait_until(lambda: full_text(s.reader, answer.object_ref) == text_before + expected, timeout=10), \
-        (repr(full_text(s.reader, answer.object_ref)[-60:]), repr(expected))
-    time.sleep(0.5)  # a second insertion would show up by now
-    assert full_text(s.reader, answer.object_ref) == text_before + expected
+    assert wait_until(lambda: inserted() != "", timeout=10), "Tab inserted nothing\n" + s.log_tail()
+    time.sleep(0.5)  # the whole insertion, and a second one, would show up by now
+    got = inserted()
+    first_word = re.match(r"\W*\w*", expected).group(0)
+    assert expected.startswith(got) and len(got) >= max(1, len(first_word)), (repr(got), repr(expected))
 
     # 4. Editing mid-line: no ghost covers the text after the caret.
     s.key(*(["Left"] * 6))
@@ -389,8 +402,15 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
     if s.app.browser:
         # 8. A single-line field: the ghost stays inside it (elided), in the field's font size.
         s.key("F9")
-        assert wait_until(lambda: (a := s.reader.query()) is not None and a.object_ref != ref
-                          and a.text_before_caret == "", timeout=10), "the single-line field did not get focus"
+
+        def single_line_focused() -> bool:
+            """The focus reached #single (330 px wide in the page), not another
+            empty field the reader may still report for a moment."""
+            a = s.reader.query()
+            return (a is not None and a.object_ref != ref and a.text_before_caret == ""
+                    and abs(s.reader._extents(*a.object_ref)[2] - SINGLE_WIDTH_PX) <= 8)
+
+        assert wait_until(single_line_focused, timeout=10), "the single-line field did not get focus"
         single = s.reader.query().object_ref
         fx, fy, fw, fh = s.reader._extents(*single)
         clipped = 0
@@ -407,7 +427,9 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
             assert x + w <= fx + fw + 1, f"{name}: ghost {geo} runs past the field {(fx, fy, fw, fh)}"
             assert h <= fh, f"{name}: ghost {geo} taller than the field {(fx, fy, fw, fh)}"
             clipped += x + w >= fx + fw - 12
-        if not clipped:  # the last key's suggestion may still be streaming in: look at its final form
+        if not clipped:  # the last key's suggestion may still be streaming in (or waiting for the
+            # field to agree with the keys, up to 0.5 s): look at its final form
+            wait_until(lambda: overlay_geometry(s.display) is not None, timeout=5)
             s.wait_ghost_final()
             geo = overlay_geometry(s.display)
             if geo is not None:
@@ -415,7 +437,7 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
                 assert x + w <= fx + fw + 1, f"{name}: ghost {geo} runs past the field {(fx, fy, fw, fh)}"
                 clipped += x + w >= fx + fw - 12
         screenshot(s.display, f"real-{name}-single-line.png")
-        assert clipped, f"{name}: no ghost reached the field's edge (nothing to clip)"
+        assert clipped, f"{name}: no ghost reached the field's edge (nothing to clip): last ghost {geo}, field {(fx, fy, fw, fh)}"
 
     print("\nFIGURES " + s.figures())
     for line in s.misplaced:

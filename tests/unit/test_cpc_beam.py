@@ -137,7 +137,7 @@ def test_every_batch_is_one_call_with_the_stable_prefix(text, seed):
     split = decoder.plan(text, params)
     decoder.complete(text, params)
     for batch in lm.batches:
-        assert 1 <= len(batch) <= 3
+        assert 1 <= len(batch) <= 3 + 1  # a covering step may add the text's own tokenization
         assert all(seq[: len(split.stable)] == split.stable for seq in batch)
 
 

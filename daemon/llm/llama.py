@@ -114,12 +114,13 @@ class LlamaLM:
     more on how tokens were split into batches (see DESIGN, numerics).
 
     Threads: by default every decode asks
-    :class:`daemon.llm.threads.BatchThreads` (``n_threads`` plus the cores
-    other processes leave idle), so an idle 2-core machine decodes one token
-    with 2 threads (10.8 instead of 18.7 ms a step for SmolLM2 here) and a
-    busy one falls back to ``n_threads`` (a descheduled thread stalls
-    llama.cpp's barriers); a ``BatchThreads`` passed as ``batch_threads``
-    does the same.  Any other ``batch_threads`` (an int, or a callable asked
+    :class:`daemon.llm.threads.BatchThreads`: batches get ``n_threads`` plus
+    the cores other processes leave idle, one-token steps get the extra
+    cores only while the rest of the machine is nearly idle, so an idle
+    2-core machine decodes one token with 2 threads (10.8 instead of 18.7 ms
+    a step for SmolLM2 here) and a busy one with ``n_threads`` (a descheduled
+    thread stalls llama.cpp's barriers); a ``BatchThreads`` passed as
+    ``batch_threads`` does the same.  Any other ``batch_threads`` (an int, or a callable asked
     before every decode of more than one token) governs only the decodes of
     more than one token; single-token decodes then keep ``n_threads``.
     """
@@ -170,10 +171,11 @@ class LlamaLM:
             cparams.n_threads_batch = threads
             self._threads = threads
             self._threads_batch = threads
-            #: single-token decodes follow the load too (only with the load policy)
-            self._adaptive_single = batch_threads is None or isinstance(batch_threads, BatchThreads)
             if batch_threads is None:
                 batch_threads = BatchThreads(threads)
+            #: single-token decodes follow the load too (only with the load policy)
+            self._single_policy: Optional[Callable[[], int]] = (
+                batch_threads.single if isinstance(batch_threads, BatchThreads) else None)
             self._batch_threads: Callable[[], int] = (
                 batch_threads if callable(batch_threads) else (lambda n=max(1, int(batch_threads)): n)
             )
@@ -422,7 +424,7 @@ class LlamaLM:
                 batch.seq_id[i][0] = e.slot
                 batch.logits[i] = 1 if e.output is not None else 0
             batch.n_tokens = len(entries)
-            if len(entries) > 1 or self._adaptive_single:
+            if len(entries) > 1 or self._single_policy is not None:
                 self._choose_threads(batch=len(entries) > 1)
             rc = llama_cpp.llama_decode(self._ctx, batch)
             if rc != 0:
@@ -439,12 +441,11 @@ class LlamaLM:
         """Ask the thread policy before a decode: the batch count, and with
         the default policy the single-token count too."""
         try:
-            want = max(1, int(self._batch_threads()))
+            many = max(1, int(self._batch_threads())) if batch else self._threads_batch
+            single = max(1, int(self._single_policy())) if self._single_policy is not None else self._threads
         except Exception as e:  # a failing policy must not stop decoding
             log.debug("thread policy failed: %s", type(e).__name__)
             return
-        single = want if self._adaptive_single else self._threads
-        many = want if batch else self._threads_batch
         if (single, many) != (self._threads, self._threads_batch):
             llama_cpp.llama_set_n_threads(self._ctx, single, many)
             self._threads, self._threads_batch = single, many

@@ -121,6 +121,17 @@ class BatchThreads:
         busy = self._load()
         return self.decode_threads if busy is None else self.threads_for(busy)
 
+    def single(self) -> int:
+        """Threads for a one-token decode: more than ``decode_threads`` only
+        while other processes leave the machine nearly idle (at most
+        ``slack`` of a core busy), whatever the number of cores: a one-token
+        step is short, so a thread stalled by another process costs it the
+        most.  (On two cores with one base thread this is the batch rule.)"""
+        busy = self._load()
+        if busy is None or busy > self._slack:
+            return self.decode_threads
+        return self.threads_for(busy)
+
     def threads_for(self, other_busy_cores: float) -> int:
         """The answer for a measured load (pure; unit-tested)."""
         idle = self.cores - self.decode_threads - other_busy_cores

@@ -73,31 +73,37 @@ def test_batch_threads_follow_the_policy(smol_model_path):
 
 
 class _Load:
-    """A scripted reading of the other processes' busy cores."""
+    """A settable reading of the cores other processes keep busy."""
 
-    def __init__(self, readings):
-        self.readings = list(readings)
+    def __init__(self) -> None:
+        self.busy = None
 
     def other_busy_cores(self):
-        return self.readings.pop(0) if self.readings else 1.5
+        return self.busy
 
 
 def test_single_token_decodes_follow_the_load_policy(smol_model_path):
-    """With the load policy one-token steps take the idle core too, and give
-    it back as soon as other programs keep it busy."""
-    ticks = iter(range(1000))
-    load = BatchThreads(1, 2, cores=2, sampler=_Load([None, 0.0, 0.0, 1.5]), interval_s=1.0,
-                        clock=lambda: float(next(ticks)))
-    backend = LlamaLM(str(smol_model_path), n_seq_max=2, n_threads=1, batch_threads=load)
+    """With the load policy one-token steps take the idle core too while the
+    rest of the machine is nearly idle, and give it back as soon as other
+    programs keep part of a core busy; batches keep the idle-core rule."""
+    load = _Load()
+    ticks = iter(range(10_000))
+    policy = BatchThreads(1, 2, cores=4, sampler=load, interval_s=1.0, clock=lambda: float(next(ticks)))
+    backend = LlamaLM(str(smol_model_path), n_seq_max=2, n_threads=1, batch_threads=policy)
     try:
         toks = backend.tokenize(PROSE)
-        backend.logprobs([toks[:20]])  # first reading: idle machine
+        load.busy = 0.0
+        backend.logprobs([toks[:20]])  # a batch on an idle machine
         assert backend.threads == (2, 2)
         backend.logprobs([toks[:21]])  # one token, still idle
         assert backend.threads == (2, 2)
-        backend.logprobs([toks[:22]])  # one token, other programs keep 1.5 cores busy
+        load.busy = 0.5  # half a core busy elsewhere: batches may still add a thread, one-token steps not
+        backend.logprobs([toks[:22]])
         assert backend.threads == (1, 2)
-        backend.logprobs([toks[:30]])  # a batch under load
+        backend.logprobs([toks[:30]])
+        assert backend.threads == (1, 2)
+        load.busy = 3.5
+        backend.logprobs([toks[:40]])  # a batch under load
         assert backend.threads == (1, 1)
     finally:
         backend.close()

@@ -67,3 +67,18 @@ def test_machine_busy_when_others_take_half_a_core():
     for t, want in ((0.3, False), (0.6, True), (0.7, True), (0.9, False)):
         clock.t = t
         assert busy() is want, t
+
+
+@pytest.mark.parametrize("cores, busy, batch, single", [
+    (2, 0.0, 2, 2), (2, 0.2, 2, 2), (2, 0.5, 1, 1), (4, 0.0, 4, 4), (4, 0.5, 3, 1), (4, 2.0, 2, 1),
+])
+def test_one_token_steps_take_extra_threads_only_on_a_nearly_idle_machine(cores, busy, batch, single):
+    clock = Clock()
+    policy = BatchThreads(1, cores=cores, sampler=FakeSampler([None, busy]), interval_s=1.0, clock=clock)
+    assert policy.single() == single  # one reading, shared by both answers within the interval
+    assert policy() == batch
+
+
+def test_one_token_steps_keep_the_base_count_before_the_first_reading():
+    policy = BatchThreads(1, cores=4, sampler=FakeSampler([None, None]))
+    assert policy.single() == 1

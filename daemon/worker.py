@@ -53,6 +53,7 @@ from daemon.cpc.suggestion import BeamParams, Completer, Suggestion
 log = logging.getLogger(__name__)
 
 ResultCallback = Callable[[int, Suggestion, bool], None]
+StatusCallback = Callable[[str, str], None]
 
 #: Default time budget from a keystroke to its final suggestion.
 FINISH_WITHIN_MS = 150.0
@@ -66,7 +67,6 @@ def whole_words(text: str) -> str:
     for last in _WORD_END.finditer(text):
         pass
     return text[: last.end()] if last is not None else ""
-StatusCallback = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)

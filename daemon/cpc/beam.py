@@ -182,7 +182,7 @@ class Decoder:
             params.beam_width if params.strategy == "cpc" else 1,
             cancel,
             allow_partial=params.strategy != "heal",
-            guide=split.tail if params.strategy == "cpc" else (),
+            guide=split.tail,  # empty for heal and naive (their splits carry no tail)
         )
         t2 = time.perf_counter()
         if not covering.found:

@@ -211,9 +211,8 @@ def cover(
             for j in _best(partial, scores_a, toks_a, beams_a, k)
         ]
         # The text's own tokenization stays alive beside the k best beams.
-        depth = steps
-        if len(guide) > depth:
-            path = guide[:depth]
+        if len(guide) > steps:  # the live beams hold ``steps`` tokens each
+            path = guide[:steps]
             parent_i = next((i for i, beam in enumerate(live) if beam.tokens == path[:-1]), None)
             if parent_i is not None and all(nb.tokens != path for nb in next_live):
                 parent = live[parent_i]

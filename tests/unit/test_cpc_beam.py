@@ -37,7 +37,7 @@ def reference(lm: ScriptedLM, decoder: Decoder, text: str, params: BeamParams) -
     split = decoder.plan(text, params)
     cov = cover(make_lm(lm.seed), decoder.index, split.stable, split.remainder,
                 params.beam_width if params.strategy == "cpc" else 1,
-                allow_partial=params.strategy != "heal", guide=split.tail if params.strategy == "cpc" else ())
+                allow_partial=params.strategy != "heal", guide=split.tail)
     if not cov.found:
         return ""
     seq = list(split.stable) + list(cov.tokens)

@@ -43,11 +43,23 @@ ENGINE_PATH_PREFIX = "/org/freedesktop/IBus/Engine/ghosttype/"
 _PROPERTIES = "org.freedesktop.DBus.Properties"
 _PEER = "org.freedesktop.DBus.Peer"
 _UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"
+_UNKNOWN_PROPERTY = "org.freedesktop.DBus.Error.UnknownProperty"
 _FAILED = "org.freedesktop.DBus.Error.Failed"
+#: The bus name of whatever draws IBus's popups (GNOME Shell, ibus-ui-gtk3).
+PANEL_NAME = "org.freedesktop.IBus.Panel"
+#: Engine properties ibus-daemon reads (``src/ibusengine.c``): FocusId asks
+#: for FocusInId/FocusOutId with the client's name, ActiveSurroundingText
+#: (ibus >= 1.5.27) makes ibus-daemon ask the client for surrounding text at
+#: every focus-in.
+_ENGINE_PROPERTIES = {"FocusId": ("b", True), "ActiveSurroundingText": ("b", True)}
 
 
 class IBusUnavailable(RuntimeError):
     """ibus-daemon cannot be reached; the message says why and what to do."""
+
+
+class UnknownProperty(KeyError):
+    """A D-Bus property this engine does not have (answered with an error, not logged)."""
 
 
 # --------------------------------------------------------------------------- address
@@ -191,6 +203,20 @@ class IBusService:
         ibus = DBusAddress(wire.PATH_IBUS, bus_name=wire.SERVICE_IBUS, interface=wire.INTERFACE_IBUS)
         self._call(ibus, "SetGlobalEngine", "s", (name,))
 
+    def watch_panel(self) -> None:
+        """Learn whether a panel draws popups now, and follow it coming and
+        going (``NameOwnerChanged`` on ibus-daemon's bus)."""
+        rule = (f"type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                f"member='NameOwnerChanged',arg0='{PANEL_NAME}'")
+        self._call(message_bus, "AddMatch", "s", (rule,))
+        (present,) = self._call(message_bus, "NameHasOwner", "s", (PANEL_NAME,))
+        self._set_panel(bool(present))
+
+    def _set_panel(self, present: bool) -> None:
+        if self._frontend.panel is not present:
+            log.info("IBus panel %s", "present: popups can be shown" if present else "absent: preedit only")
+        self._frontend.panel = present
+
     # -- the loop --------------------------------------------------------------------
 
     def run(self) -> None:
@@ -219,24 +245,42 @@ class IBusService:
         self._conn.close()
 
     def _dispatch(self, msg: Message) -> None:
-        if msg.header.message_type != MessageType.method_call:
-            return
         fields = msg.header.fields
         path, iface, member = fields.get(1, ""), fields.get(2, ""), fields.get(3, "")
+        if msg.header.message_type == MessageType.signal:
+            if member == "NameOwnerChanged" and msg.body and msg.body[0] == PANEL_NAME:
+                self._set_panel(bool(msg.body[2]))
+            return
+        if msg.header.message_type != MessageType.method_call:
+            return
         started = time.monotonic()
+        try:
+            self._answer(msg, path, iface, member)
+        finally:
+            if member == "ProcessKeyEvent":
+                # Only now may the engine show what the key changed: the key
+                # goes on to the application with this answer.
+                engine = self._engines.get(path)
+                if engine is not None:
+                    engine.key_done()
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s handled in %.1f ms", member, (time.monotonic() - started) * 1000)
+
+    def _answer(self, msg: Message, path: str, iface: str, member: str) -> None:
         try:
             handler = self._handler(path, iface, member)
             if handler is None:
                 self._conn.send(new_error(msg, _UNKNOWN_METHOD, "s", (f"no method {iface}.{member} at {path}",)))
                 return
             signature, body = handler(*msg.body)
+        except UnknownProperty as e:
+            self._conn.send(new_error(msg, _UNKNOWN_PROPERTY, "s", (f"no property {e}",)))
+            return
         except Exception:
             log.exception("handling %s.%s failed", iface, member)  # arguments never logged
             self._conn.send(new_error(msg, _FAILED, "s", ("ghosttype engine error",)))
             return
         self._conn.send(new_method_return(msg, signature, body))
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("%s handled in %.1f ms", member, (time.monotonic() - started) * 1000)
 
     def _handler(self, path: str, iface: str, member: str) -> Optional[Callable[..., tuple[Optional[str], tuple]]]:
         if iface == _PEER:
@@ -271,13 +315,13 @@ class IBusService:
 
     @staticmethod
     def _prop_get(iface: str, name: str) -> tuple[str, tuple]:
-        if iface == wire.INTERFACE_ENGINE and name == "FocusId":
-            return "v", (("b", True),)  # call FocusInId/FocusOutId, with the client's name
-        raise KeyError(name)
+        if iface == wire.INTERFACE_ENGINE and name in _ENGINE_PROPERTIES:
+            return "v", (_ENGINE_PROPERTIES[name],)
+        raise UnknownProperty(f"{iface}.{name}")
 
     @staticmethod
     def _prop_get_all(iface: str) -> tuple[str, tuple]:
-        props = {"FocusId": ("b", True)} if iface == wire.INTERFACE_ENGINE else {}
+        props = dict(_ENGINE_PROPERTIES) if iface == wire.INTERFACE_ENGINE else {}
         return "a{sv}", (props,)
 
     def _prop_set(self, path: str, iface: str, name: str, value: Any) -> tuple[None, tuple]:

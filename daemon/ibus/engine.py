@@ -20,10 +20,32 @@ Rules worth knowing:
 * Keys pass through (``process_key`` returns False) unless a suggestion is
   being accepted (Tab, Ctrl+Right: consumed, press and release) or dismissed
   (Esc: consumed).  The application inserts typed characters itself.
+* **What is on screen and what the engine believes never diverge.**  A key
+  passes through only after ``process_key`` has answered, so nothing the
+  engine shows while handling a key may reach the application before that
+  key: desktops turn an unhandled key into a commit (KWin's IBus input
+  method: ``commit_string``), and text-input clients drop an open preedit
+  at a commit; Chromium inserts the key inside an open preedit, Qt draws it
+  after.  So while a key is being handled, hiding happens at once, but
+  showing (a new suggestion, or one advanced by typing through it) waits
+  until the answer to the key has been sent (:meth:`Engine.key_done`, which
+  the D-Bus layer calls right after the reply); and an open *preedit* is
+  closed before any key other than a modifier passes through, then drawn
+  again after it.  The popup is not part of the application's text and
+  stays up.
+* Display (``ibus_display = "auto"``): the preedit only where it is drawn grey
+  and stays private, i.e. a GTK3 application through its IBus module that is
+  not a browser; the popup everywhere else (GNOME Shell and KWin forward no
+  colours, GTK4 and Qt draw the preedit like typed text, a web page reads
+  preedit as the field's value), as long as a panel draws popups (GNOME
+  Shell, ibus-ui-gtk3); with no panel the preedit is the only display.
 * Context: the text before the caret as the controller tracks it from keys,
   re-synchronised from the field's own surrounding text when the client sends
   one (GTK, Qt, Firefox): when that text does not continue what we tracked
-  (a click, an edit by the application), the field's text wins.
+  (a click, an edit by the application), the field's text wins.  A field
+  that reports its text a key late (Firefox on KWin) is not a change: text
+  equal to what we tracked before one of the last :data:`LAG_KEYS` keys
+  counts as agreeing.
 * Each focus-in starts a new field id; a result for an older field is dropped
   by the controller (its buffer generation moved on), and showing goes only to
   the engine focused now.
@@ -41,6 +63,7 @@ controller (which may call back into the sink).
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import threading
@@ -56,9 +79,18 @@ log = logging.getLogger(__name__)
 
 #: Colour of the suggestion drawn as preedit (0xRRGGBB), where the toolkit honours it.
 GHOST_COLOUR = 0x808080
-#: Client names whose preedit drops colours (GNOME Shell forwards only text,
-#: cursor and mode to Wayland clients): there ``auto`` shows a popup instead.
-_COLOURLESS_PREEDIT_CLIENTS = frozenset({"gnome-shell"})
+#: Client names whose preedit is drawn grey (the IBus module of GTK 3); every
+#: other client draws it like typed text or drops its colours: GNOME Shell and
+#: KWin (client ``wayland``) forward only text and cursor, GTK 4 ignores
+#: colours, Qt draws it black.
+_GREY_PREEDIT_PREFIXES = ("gtk3-im:",)
+#: Applications whose pages can read preedit text as the field's content
+#: (``textarea.value``, composition events): browsers and Electron apps.
+_WEB_APPS = ("firefox", "chromium", "chrome", "brave", "msedge", "microsoft-edge", "vivaldi", "opera",
+             "epiphany", "electron", "code", "codium", "cursor", "slack", "discord", "signal", "teams",
+             "obsidian", "thunderbird")
+#: How many of the last keys a field's reported text may lag behind.
+LAG_KEYS = 2
 
 PROP_ENABLED = "ghosttype.enabled"
 PROP_PAUSED = "ghosttype.paused"
@@ -123,6 +155,9 @@ class IBusFrontend:
         self._field_ids = itertools.count(1)
         self.controller: Optional[Controller] = None
         self.prediction_hint = prediction_hint
+        #: whether a panel (GNOME Shell, ibus-ui-gtk3) draws the popup; None
+        #: until the D-Bus layer knows (then a panel is assumed)
+        self.panel: Optional[bool] = None
 
     def attach(self, controller: Controller) -> None:
         self.controller = controller
@@ -230,8 +265,12 @@ class Engine:
         self._surrounding: Optional[tuple[str, int, int]] = None
         self._surrounding_fresh = False
         self._keys_since_focus = 0
+        #: the tracked text before each of the last keys (a lagging field may report one)
+        self._before_keys: collections.deque[str] = collections.deque(maxlen=LAG_KEYS)
         self._swallowed: set[int] = set()
         self._shown: tuple[str, str] = ("", "")  #: (text, "preedit" | "popup") currently displayed
+        self._in_key = False  #: a key press is being handled: showing waits for key_done()
+        self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
         self._lock = threading.Lock()
 
     @property
@@ -255,30 +294,45 @@ class Engine:
                           text_before_caret=text_before_caret)
 
     def display_mode(self) -> str:
+        """``preedit`` or ``popup`` for this client (see the module docstring)."""
         mode = self.controller.config.ibus_display
         if mode != "auto":
             return mode
-        if self.client in _COLOURLESS_PREEDIT_CLIENTS:
-            return "popup"
         if self.capabilities and not self.capabilities & wire.CAP_PREEDIT_TEXT:
             return "popup"
-        return "preedit"
+        if self.frontend.panel is False:
+            return "preedit"  # nothing would draw a popup
+        app = self.app_id()
+        if self.client.startswith(_GREY_PREEDIT_PREFIXES) and not any(w in app for w in _WEB_APPS):
+            return "preedit"
+        return "popup"
 
     # -- calls from ibus-daemon -------------------------------------------------------
 
     def process_key(self, keyval: int, keycode: int, state: int) -> bool:
-        """True when the key is consumed (the application never sees it)."""
+        """True when the key is consumed (the application never sees it).
+        What the key shows waits for :meth:`key_done`, which must follow
+        once the answer has been sent (see the module docstring)."""
         if state & wire.RELEASE_MASK:
             with self._lock:
                 if keyval in self._swallowed:
                     self._swallowed.discard(keyval)
                     return True
             return False
+        with self._lock:
+            self._in_key = True
+            self._after_key = None
         if self.frontend.focused is not self:
             self.focus_in()  # a client without focus events (no CAP_FOCUS)
         self._sync_surrounding()
         self._keys_since_focus += 1
         event = key_event(keyval, state)
+        consumed = self._decide(keyval, event)
+        if not consumed and event.kind is not Kind.MODIFIER:
+            self._close_preedit()
+        return consumed
+
+    def _decide(self, keyval: int, event: KeyEvent) -> bool:
         spec = event_spec(event)
         controller = self.controller
         if controller.visible:
@@ -291,14 +345,27 @@ class Engine:
                 controller.on_key(event)
                 self._swallow(keyval)
                 return True
+        self._before_keys.append(controller.buffer_text)
         controller.on_key(event)
         return False
+
+    def key_done(self) -> None:
+        """The answer to the key press has been sent: the application has the
+        key (or knows it was consumed), so what waited for it is shown now."""
+        with self._lock:
+            if not self._in_key:
+                return
+            self._in_key = False
+            text, self._after_key = self._after_key, None
+            if text:
+                self._render(text)
 
     def focus_in(self, object_path: str = "", client: Optional[str] = None) -> None:
         if client is not None:
             self.client = client
         self._field = self.frontend.next_field_id()
         self._keys_since_focus = 0
+        self._before_keys.clear()
         self._surrounding = None
         self._surrounding_fresh = False
         # Nothing is focused while the controller switches fields: a result
@@ -370,18 +437,46 @@ class Engine:
         text, cursor, anchor = self._surrounding
         before = text[: min(cursor, anchor)]
         if continues(self.controller.buffer_text, before):
+            self._before_keys.clear()
+            return
+        if any(continues(earlier, before) for earlier in self._before_keys):
+            log.debug("the field's text lags the keys: kept the tracked text")
             return
         log.debug("surrounding text differs from the tracked text: taking the field's (%d chars)", len(before))
         self.controller.on_focus(self.focus_state(text_before_caret=before))
 
     def display(self, text: str) -> None:
-        """Show ``text`` as the suggestion ("" hides it)."""
+        """Show ``text`` as the suggestion ("" hides it).  While a key press is
+        being handled, hiding happens at once and showing waits for
+        :meth:`key_done`."""
         with self._lock:
-            mode = self.display_mode() if text else self._shown[1]
-            if (text, mode) == self._shown or (not text and not self._shown[0]):
+            if self._in_key:
+                self._after_key = text or None
+                if text:
+                    return
+            self._render(text)
+
+    def _close_preedit(self) -> None:
+        """A key is about to pass through: close an open preedit first (it
+        is drawn again after the key, if it is still wanted)."""
+        with self._lock:
+            text, mode = self._shown
+            if mode != "preedit" or not text:
                 return
-            old_mode = self._shown[1]
-            self._shown = (text, mode if text else "")
+            if self._in_key and self._after_key is None:
+                self._after_key = text
+            self._shown = ("", "")
+            self._draw(mode, "")
+
+    def _render(self, text: str) -> None:
+        """Lock held: draw ``text`` ("" hides) unless it is what is shown.
+        The signals are sent under the lock, so two threads never draw out
+        of order."""
+        mode = self.display_mode() if text else self._shown[1]
+        if (text, mode) == self._shown or (not text and not self._shown[0]):
+            return
+        old_mode = self._shown[1]
+        self._shown = (text, mode if text else "")
         if text and old_mode and old_mode != mode:
             self._draw(old_mode, "")
         if text:

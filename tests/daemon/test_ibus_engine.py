@@ -74,11 +74,22 @@ class Rig:
         self.controller.on_result(rid, Suggestion(text, 0.9), final)
 
 
+def answer(engine, keyval: int, state: int = 0) -> bool:
+    """One ProcessKeyEvent as the D-Bus layer handles it: the engine decides,
+    the answer goes back (recorded as a ``reply`` event: from here on the
+    application has the key), then :meth:`key_done`."""
+    engine.output.events.append(("key", keyval, state))
+    consumed = engine.process_key(keyval, 0, state)
+    engine.output.events.append(("reply", consumed))
+    engine.key_done()
+    return consumed
+
+
 def press(engine, keyval: int, state: int = 0) -> bool:
     """Press and release; returns whether the press was consumed (and checks
     that the release is treated the same way)."""
-    consumed = engine.process_key(keyval, 0, state)
-    assert engine.process_key(keyval, 0, state | wire.RELEASE_MASK) is consumed
+    consumed = answer(engine, keyval, state)
+    assert answer(engine, keyval, state | wire.RELEASE_MASK) is consumed
     return consumed
 
 
@@ -376,3 +387,124 @@ def test_a_result_arriving_during_a_focus_switch_paints_nowhere(rig):
     rig.controller.on_focus = real_on_focus
     assert [e for e in second.events if e[0] in ("preedit", "aux") and e[1]] == []  # not even for a moment
     assert out1.preedit == ""
+
+
+# --------------------------------------------------------------------------- what the application sees, in order
+
+
+def shown_before_reply(out) -> list[tuple]:
+    """Display events with text sent while the last key press was being
+    handled, i.e. before its answer (the application would get them before
+    the key)."""
+    keys = [i for i, e in enumerate(out.events) if e[0] == "key"]
+    start = keys[-2]  # the press; the release comes last
+    end = next(i for i in range(start, len(out.events)) if out.events[i][0] == "reply")
+    return [e for e in out.events[start:end] if e[0] in ("preedit", "aux") and e[1]]
+
+
+def test_typing_through_a_preedit_closes_it_before_the_key_and_shows_the_rest_after(rig):
+    engine, out = rig.engine("gtk3-im:gedit")
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert out.preedit == "lo world"
+    mark = len(out.events)
+    assert press(engine, ord("l")) is False
+    events = [e for e in out.events[mark:] if e[0] not in ("aux", "key")]
+    # The open preedit goes before the key does, and comes back after it.
+    assert events[:3] == [("preedit", "", False), ("reply", False), ("preedit", "o world", True)]
+    assert out.preedit == "o world"
+    assert rig.controller.visible == "o world"
+
+
+def test_typing_through_the_popup_updates_it_only_after_the_key(rig):
+    engine, out = rig.engine("wayland")
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert out.aux == "lo world"
+    mark = len(out.events)
+    assert press(engine, ord("l")) is False
+    # The popup is not the application's text: it stays up while the key goes on.
+    assert out.events[mark + 1:mark + 3] == [("reply", False), ("aux", "o world", True)]
+    assert out.preedit == "" and out.aux == "o world"
+
+
+def test_a_result_arriving_while_a_key_is_handled_waits_for_the_answer(rig):
+    engine, out = rig.engine("gtk3-im:gedit")
+    type_text(engine, "Say hel")
+    assert engine.process_key(ord("l"), 0, 0) is False
+    rid, _ = rig.worker.last
+    rig.controller.on_result(rid, Suggestion("lo world", 0.9), True)  # the worker thread, meanwhile
+    assert out.preedit == "" and rig.controller.visible == "lo world"
+    engine.key_done()
+    assert out.preedit == "lo world"
+
+
+def test_a_modifier_leaves_the_preedit_alone(rig):
+    engine, out = rig.engine("gtk3-im:gedit")
+    type_text(engine, "Say hel")
+    rig.deliver("lo World")
+    mark = len(out.events)
+    assert answer(engine, 0xFFE1) is False  # Shift_L press
+    assert [e for e in out.events[mark:] if e[0] == "preedit"] == []
+    assert out.preedit == "lo World"
+
+
+def test_no_key_ever_shows_anything_before_its_answer(rig):
+    engine, out = rig.engine("gtk3-im:gedit")
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    for key in [ord(c) for c in "lo w"] + [0xFFE1, ord("x"), BACKSPACE]:
+        press(engine, key)
+        assert shown_before_reply(out) == []
+
+
+def test_a_key_other_than_a_modifier_redraws_the_kept_preedit_after_it(rig):
+    engine, out = rig.engine("gtk3-im:gedit")
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert press(engine, 0xFFC2) is False  # F5: the controller keeps the suggestion
+    assert rig.controller.visible == "lo world" and out.preedit == "lo world"
+    assert shown_before_reply(out) == []
+
+
+@pytest.mark.parametrize("client,panel,expect", [
+    ("gnome-shell", None, "popup"),             # GNOME Shell forwards no colours
+    ("wayland", True, "popup"),                 # KWin's text-input clients: the same
+    ("gtk3-im:gedit", True, "preedit"),         # GTK 3's module draws it grey
+    ("gtk3-im:firefox-esr", True, "popup"),     # a page would read the preedit
+    ("gtk3-im:chromium", True, "popup"),
+    ("gtk4-im:gnome-text-editor", True, "popup"),  # GTK 4 draws it like typed text
+    ("QIBusInputContext", True, "popup"),       # Qt draws it black
+    ("wayland", False, "preedit"),              # no panel: nothing would draw a popup
+    ("gtk4-im:gnome-text-editor", False, "preedit"),
+])
+def test_auto_display_shows_the_suggestion_where_it_cannot_pass_for_typed_text(rig, client, panel, expect):
+    rig.frontend.panel = panel
+    engine, out = rig.engine(client)
+    assert engine.display_mode() == expect
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert (out.preedit if expect == "preedit" else out.aux) == "lo world"
+    assert (out.aux if expect == "preedit" else out.preedit) == ""
+
+
+def test_a_field_reporting_its_text_a_key_late_keeps_the_suggestion(rig):
+    """Firefox on KWin sends the surrounding text of the key before the last."""
+    engine, out = rig.engine("wayland")
+    type_text(engine, "Say he")
+    engine.set_surrounding_text("Say h", 5, 5)
+    type_text(engine, "l")
+    rig.deliver("lo world")
+    engine.set_surrounding_text("Say he", 6, 6)  # one key behind
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo world"]
+    assert rig.controller.buffer_text == "Say hello world"
+
+
+def test_a_field_further_behind_than_the_lag_allows_is_taken_as_changed(rig):
+    engine, out = rig.engine("wayland")
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    engine.set_surrounding_text("Say", 3, 3)  # not a state of the last keys: an edit
+    assert press(engine, TAB) is False
+    assert out.committed == []

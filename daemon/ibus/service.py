@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from typing import Optional
 
 from daemon import __version__
@@ -55,6 +56,13 @@ def component(exec_line: str = "") -> wire.Component:
     )
 
 
+def since_process_start_ms() -> float:
+    """Milliseconds since this process was created (interpreter start included)."""
+    import psutil
+
+    return (time.time() - psutil.Process().create_time()) * 1000.0
+
+
 def ibus_version() -> Optional[tuple[int, ...]]:
     """The installed IBus version (``ibus version``), or None."""
     exe = shutil.which("ibus")
@@ -91,23 +99,32 @@ class EngineProcess:
         if address is None:
             raise IBusUnavailable("no ibus-daemon is running for this session (start it with `ibus-daemon -d`, "
                                   "or select ghosttype as an input source)")
-        version = ibus_version()
-        frontend = IBusFrontend(prediction_hint=version is not None and version >= PREDICTION_HINT_SINCE)
+        frontend = IBusFrontend()
         controller = Controller(config, frontend, injector=frontend, suppressor=frontend)
         frontend.attach(controller)
         self._controller = controller
-        self._worker = new_worker(config, controller)
-        controller.attach_worker(self._worker)
-        self._worker.start()
-        if config_error:
-            controller.on_config_error(config_error)
-        controller.start()
+        # Register before anything slow (the model loads on the worker's
+        # thread afterwards): a desktop gives a selected engine only a few
+        # seconds to appear.  Keys pass through untouched until the model is ready.
         service = IBusService(address, frontend)
         self._service = service
         if self.started_by_ibus:
             service.request_name(BUS_NAME)
         else:
             service.register_component(component())
+        log.info("registered with ibus-daemon %.0f ms after the process started", since_process_start_ms())
+        try:
+            service.watch_panel()
+        except IBusUnavailable as e:
+            log.warning("cannot tell whether an IBus panel runs (%s): assuming one does", e)
+        self._worker = new_worker(config, controller)
+        controller.attach_worker(self._worker)
+        self._worker.start()
+        if config_error:
+            controller.on_config_error(config_error)
+        controller.start()
+        version = ibus_version()
+        frontend.prediction_hint = version is not None and version >= PREDICTION_HINT_SINCE
         watcher = ConfigWatcher(
             self.config_path,
             on_change=lambda cfg: self._apply_config(cfg.with_overrides(**self.overrides)),

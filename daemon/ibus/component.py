@@ -15,12 +15,18 @@ registers itself at run time never appears in Settings).
   for the user's session services (GNOME's ibus-daemon runs as the systemd user
   service ``org.freedesktop.IBus.session.GNOME.service``; KDE Plasma's session is
   a systemd user session too), and the user's registry cache is rewritten with
-  it, so ibus-daemon lists the engine from the next login on.
+  it, so ibus-daemon lists the engine from the next login on.  This works
+  only where the system has no registry cache of its own: ibus-daemon loads
+  ``/var/cache/ibus/bus/registry`` first and uses it while it is current,
+  ignoring ``$IBUS_COMPONENT_PATH`` (``bus_ibus_impl_registry_init`` in ibus),
+  and Debian, Ubuntu and Fedora write that cache when IBus is installed.  There
+  the user-level install refuses and says to use ``--system``.
 """
 
 from __future__ import annotations
 
 import ast
+import configparser
 import dataclasses
 import os
 import re
@@ -37,6 +43,8 @@ from daemon.ibus.bus import ibus_address
 from daemon.ibus.service import ENGINE_NAME, component
 
 SYSTEM_COMPONENT_DIR = pathlib.Path("/usr/share/ibus/component")
+#: ibus-daemon's system registry cache (IBUS_CACHE_DIR/bus/registry).
+SYSTEM_REGISTRY_CACHE = pathlib.Path("/var/cache/ibus/bus/registry")
 COMPONENT_FILE = "ghosttype.xml"
 ENV_FILE = "90-ghosttype-ibus.conf"
 GNOME_SOURCES = ("org.gnome.desktop.input-sources", "sources")
@@ -143,6 +151,11 @@ def install(system: bool = False, env: Optional[Mapping[str, str]] = None) -> in
         _run(["ibus", "write-cache", "--system"])
         print(f"installed {target} (engine command: {command})")
     else:
+        if SYSTEM_REGISTRY_CACHE.exists():
+            print(f"ghosttype: this system keeps an IBus registry cache ({SYSTEM_REGISTRY_CACHE}); ibus-daemon\n"
+                  "reads it instead of per-user engines, so an install for you alone would never be listed.\n"
+                  "Install for every user instead:  sudo ghosttype ibus install --system", file=sys.stderr)
+            return 2
         target = user_component_dir(env) / COMPONENT_FILE
         _write(target, component_xml(command))
         value = component_path_value(env)
@@ -225,6 +238,20 @@ def _gnome_sources() -> Optional[list[tuple[str, str]]]:
     return [tuple(x) for x in value] if isinstance(value, list) else None
 
 
+def _listed_engines(env: Mapping[str, str]) -> Optional[set[str]]:
+    """The engine names the running ibus-daemon lists, or None when it cannot be asked."""
+    if shutil.which("ibus") is None:
+        return None
+    try:
+        out = subprocess.run(["ibus", "list-engine", "--name-only"], env=dict(env), capture_output=True, text=True,
+                             timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return {line.strip() for line in out.stdout.splitlines() if line.strip()}
+
+
 def _current_engine(env: Mapping[str, str]) -> Optional[str]:
     if shutil.which("ibus") is None:
         return None
@@ -254,17 +281,27 @@ def ibus_checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
     system_file = SYSTEM_COMPONENT_DIR / COMPONENT_FILE
     user_file = user_component_dir(env) / COMPONENT_FILE
     where = [str(p) for p in (system_file, user_file) if p.exists()]
+    listed = _listed_engines(env) if running else None
     if where:
         detail = "installed: " + ", ".join(where)
         stale = [p for p in where if not _exec_exists(pathlib.Path(p))]
         if stale:
             results.append(CheckResult("IBus engine", False, detail + " (its command no longer exists)",
                                        "run `ghosttype ibus install` again"))
+        elif listed is not None and ENGINE_NAME not in listed:
+            hint = ("a per-user install is hidden by the system's registry cache: "
+                    "`sudo ghosttype ibus install --system`" if not system_file.exists() and SYSTEM_REGISTRY_CACHE.exists()
+                    else "restart IBus (`ibus restart`) or log out and in")
+            results.append(CheckResult("IBus engine", False, detail + ", but the running ibus-daemon does not list it",
+                                       hint))
         else:
-            results.append(CheckResult("IBus engine", True, detail))
+            results.append(CheckResult("IBus engine", True, detail + (", listed by ibus-daemon" if listed else "")))
     else:
         results.append(CheckResult("IBus engine", None if not wayland else False, "not installed",
                                    "run `ghosttype ibus install` (or `sudo ghosttype ibus install --system`)"))
+    kde = _kde_input_method_check(env) if wayland else None
+    if kde is not None:
+        results.append(kde)
     sources = _gnome_sources()
     engine = _current_engine(env) if running else None
     if sources is not None and any(s == ("ibus", ENGINE_NAME) for s in sources):
@@ -277,6 +314,29 @@ def ibus_checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
                                    "ghosttype is not an input source" + (f" (active engine: {engine})" if engine else ""),
                                    "Settings › Keyboard › Input Sources › + › ghosttype, or `ibus engine ghosttype`"))
     return results
+
+
+def _kde_input_method_check(env: Mapping[str, str]) -> Optional[CheckResult]:
+    """On KDE Plasma (Wayland), KWin hands keys to an input method only when
+    one is chosen (System Settings › Keyboard › Virtual Keyboard, stored as
+    ``[Wayland] InputMethod`` in kwinrc); without IBus there, Wayland apps
+    never reach the engine.  None on other desktops."""
+    if "KDE" not in env.get("XDG_CURRENT_DESKTOP", "").upper().split(":"):
+        return None
+    config_home = pathlib.Path(env.get("XDG_CONFIG_HOME") or pathlib.Path(_home(env), ".config"))
+    chosen = ""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read(config_home / "kwinrc", encoding="utf-8")
+        if parser.has_section("Wayland"):  # the key may carry KDE's flags: InputMethod[$e]
+            chosen = next((v for k, v in parser.items("Wayland") if k.split("[", 1)[0] == "inputmethod"), "")
+    except configparser.Error:
+        pass
+    if "ibus" in chosen.lower():
+        return CheckResult("KDE input method", True, "KWin hands keys to IBus (IBus Wayland)")
+    return CheckResult("KDE input method", False,
+                       "KWin's input method is " + (f"{pathlib.Path(chosen).name}" if chosen else "not set"),
+                       "System Settings › Keyboard › Virtual Keyboard › IBus Wayland (then log out and in)")
 
 
 def _exec_exists(path: pathlib.Path) -> bool:

@@ -8,6 +8,8 @@ import os
 import pathlib
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from daemon.doctor import check_display
 from daemon.ibus import component
 
@@ -87,3 +89,58 @@ def test_system_install_needs_root(monkeypatch, capsys):
     monkeypatch.setattr(component.shutil, "which", lambda name: f"/usr/bin/{name}")
     assert component.install(system=True) == 2
     assert "sudo" in capsys.readouterr().err
+
+
+def test_user_install_refuses_where_a_system_registry_cache_would_hide_it(tmp_path: pathlib.Path, monkeypatch,
+                                                                          capsys):
+    cache = tmp_path / "var-cache-ibus" / "registry"
+    cache.parent.mkdir()
+    cache.write_bytes(b"cache")
+    monkeypatch.setattr(component, "SYSTEM_REGISTRY_CACHE", cache)
+    monkeypatch.setattr(component.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(component, "_run", lambda argv, env=None: pytest.fail(f"ran {argv}"))
+    env = {"HOME": str(tmp_path)}
+    assert component.install(system=False, env=env) == 2
+    assert "sudo ghosttype ibus install --system" in capsys.readouterr().err
+    assert not (component.user_component_dir(env) / component.COMPONENT_FILE).exists()
+    assert not component.user_env_file(env).exists()
+
+
+def test_status_says_when_the_running_ibus_daemon_does_not_list_an_installed_engine(tmp_path: pathlib.Path,
+                                                                                    monkeypatch):
+    monkeypatch.setattr(component, "SYSTEM_COMPONENT_DIR", tmp_path / "system")
+    monkeypatch.setattr(component, "SYSTEM_REGISTRY_CACHE", tmp_path / "registry")
+    (tmp_path / "registry").write_bytes(b"cache")
+    monkeypatch.setattr(component.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(component, "ibus_address", lambda env: "unix:path=/tmp/ibus")
+    monkeypatch.setattr(component, "_current_engine", lambda env: "xkb:us::eng")
+    monkeypatch.setattr(component, "_gnome_sources", lambda: None)
+    env = {"HOME": str(tmp_path), "DISPLAY": ":99"}
+    target = component.user_component_dir(env) / component.COMPONENT_FILE
+    target.parent.mkdir(parents=True)
+    target.write_text(component.component_xml(component.engine_command()))
+    monkeypatch.setattr(component, "_listed_engines", lambda env: {"xkb:us::eng"})
+    result = {r.name: r for r in component.ibus_checks(env)}["IBus engine"]
+    assert result.ok is False and "does not list it" in result.detail
+    assert "--system" in result.hint  # the system cache hides the user's component
+    monkeypatch.setattr(component, "_listed_engines", lambda env: {"xkb:us::eng", "ghosttype"})
+    result = {r.name: r for r in component.ibus_checks(env)}["IBus engine"]
+    assert result.ok is True and "listed by ibus-daemon" in result.detail
+
+
+def test_doctor_on_kde_names_the_input_method_setting(tmp_path: pathlib.Path):
+    env = {"HOME": str(tmp_path), "XDG_CURRENT_DESKTOP": "KDE"}
+    missing = component._kde_input_method_check(env)
+    assert missing.ok is False and "Virtual Keyboard" in missing.hint and "not set" in missing.detail
+    (tmp_path / ".config").mkdir()
+    (tmp_path / ".config" / "kwinrc").write_text(
+        "[Wayland]\nInputMethod[$e]=/usr/share/applications/com.github.maliit.keyboard.desktop\n")
+    assert component._kde_input_method_check(env).ok is False
+    (tmp_path / ".config" / "kwinrc").write_text(
+        "[Wayland]\nInputMethod=/usr/share/applications/org.freedesktop.IBus.Panel.Wayland.Gtk3.desktop\n"
+        "VirtualKeyboardEnabled=true\n")
+    assert component._kde_input_method_check(env).ok is True
+    (tmp_path / ".config" / "kwinrc").write_text(
+        "[Wayland]\nInputMethod[$e]=/usr/share/applications/org.freedesktop.IBus.Panel.Wayland.Gtk3.desktop\n")
+    assert component._kde_input_method_check(env).ok is True
+    assert component._kde_input_method_check({"HOME": str(tmp_path), "XDG_CURRENT_DESKTOP": "GNOME"}) is None

@@ -36,6 +36,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         q = sub.add_parser(name, help=helptext)
         q.add_argument("--system", action="store_true",
                        help="for every user: /usr/share/ibus/component (needs root)")
+        if name == "install":
+            q.add_argument("--layout", metavar="LAYOUT[+VARIANT]", default=None,
+                           help="keyboard layout GNOME applies while ghosttype is the input source (default: "
+                                "your first GNOME keyboard layout, else the system's, e.g. de or de+nodeadkeys)")
         q.set_defaults(func=_install if name == "install" else _uninstall)
     st = sub.add_parser("status", help="is ibus running, is the engine installed and selected")
     st.set_defaults(func=_status)
@@ -59,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     from daemon.ibus import component
 
-    return component.install(system=args.system)
+    return component.install(system=args.system, layout=args.layout)
 
 
 def _uninstall(args: argparse.Namespace) -> int:

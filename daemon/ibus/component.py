@@ -43,6 +43,8 @@ from daemon.ibus.bus import ibus_address
 from daemon.ibus.service import ENGINE_NAME, component
 
 SYSTEM_COMPONENT_DIR = pathlib.Path("/usr/share/ibus/component")
+#: The system's keyboard configuration (Debian, Ubuntu; localectl writes it).
+SYSTEM_KEYBOARD_FILE = pathlib.Path("/etc/default/keyboard")
 #: ibus-daemon's system registry cache (IBUS_CACHE_DIR/bus/registry).
 SYSTEM_REGISTRY_CACHE = pathlib.Path("/var/cache/ibus/bus/registry")
 COMPONENT_FILE = "ghosttype.xml"
@@ -58,8 +60,8 @@ def engine_command() -> str:
     return f"{shlex.quote(sys.executable)} -m daemon ibus run --ibus"
 
 
-def component_xml(exec_line: str) -> str:
-    comp = component(exec_line)
+def component_xml(exec_line: str, layout: str = "default", variant: str = "") -> str:
+    comp = component(exec_line, layout, variant)
     e = {k: escape(str(v)) for k, v in dataclasses.asdict(comp.engines[0]).items()}
     return f"""<?xml version="1.0" encoding="utf-8"?>
 <!-- written by `ghosttype ibus install`; removed by `ghosttype ibus uninstall` -->
@@ -80,6 +82,7 @@ def component_xml(exec_line: str) -> str:
       <author>{e['author']}</author>
       <icon>{e['icon']}</icon>
       <layout>{e['layout']}</layout>
+      <layout_variant>{e['layout_variant']}</layout_variant>
       <longname>{e['longname']}</longname>
       <description>{e['description']}</description>
       <rank>{e['rank']}</rank>
@@ -134,7 +137,35 @@ def _write(path: pathlib.Path, text: str) -> None:
     tmp.replace(path)
 
 
-def install(system: bool = False, env: Optional[Mapping[str, str]] = None) -> int:
+def keyboard_layout(system: bool, keyboard_file: Optional[pathlib.Path] = None) -> tuple[str, str]:
+    """The keyboard layout (and variant) the engine asks the desktop for.
+
+    GNOME applies an IBus source's layout when it becomes the input source
+    and applies nothing for ``"default"``: a user who replaces ``xkb:de`` by
+    ghosttype would type with whatever keymap was loaded before (US after a
+    login).  So the engine names the user's layout: for a per-user install
+    the first keyboard layout among the user's GNOME input sources, else (and
+    for ``--system``) the system's keyboard configuration
+    (``/etc/default/keyboard``, ``XKBLAYOUT``/``XKBVARIANT``), else
+    ``"default"``.  KDE Plasma and X11 desktops keep their own layout either way.
+    """
+    if not system:
+        for kind, ident in _gnome_sources() or []:
+            if kind == "xkb":
+                layout, _, variant = ident.partition("+")
+                return layout, variant
+    try:
+        text = (keyboard_file or SYSTEM_KEYBOARD_FILE).read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    values = dict(re.findall(r'^\s*(XKBLAYOUT|XKBVARIANT)\s*=\s*"?([^"\n]*)"?', text, re.M))
+    layout = values.get("XKBLAYOUT", "").split(",")[0].strip()
+    variant = values.get("XKBVARIANT", "").split(",")[0].strip()
+    return (layout, variant) if layout else ("default", "")
+
+
+def install(system: bool = False, env: Optional[Mapping[str, str]] = None, layout: Optional[str] = None) -> int:
+    """``layout``: ``LAYOUT[+VARIANT]`` for the engine (see :func:`keyboard_layout`), detected when None."""
     env = os.environ if env is None else env
     command = engine_command()
     if shutil.which("ibus") is None:
@@ -146,28 +177,41 @@ def install(system: bool = False, env: Optional[Mapping[str, str]] = None) -> in
             print("ghosttype: --system writes to /usr/share/ibus/component: run it as root "
                   "(sudo), or install for yourself without --system", file=sys.stderr)
             return 2
+        kb = _layout_arg(layout) or keyboard_layout(True)
         target = SYSTEM_COMPONENT_DIR / COMPONENT_FILE
-        _write(target, component_xml(command))
+        _write(target, component_xml(command, *kb))
         _run(["ibus", "write-cache", "--system"])
-        print(f"installed {target} (engine command: {command})")
+        print(f"installed {target} (engine command: {command}; keyboard layout: {_layout_text(kb)})")
     else:
         if SYSTEM_REGISTRY_CACHE.exists():
             print(f"ghosttype: this system keeps an IBus registry cache ({SYSTEM_REGISTRY_CACHE}); ibus-daemon\n"
                   "reads it instead of per-user engines, so an install for you alone would never be listed.\n"
                   "Install for every user instead:  sudo ghosttype ibus install --system", file=sys.stderr)
             return 2
+        kb = _layout_arg(layout) or keyboard_layout(False)
         target = user_component_dir(env) / COMPONENT_FILE
-        _write(target, component_xml(command))
+        _write(target, component_xml(command, *kb))
         value = component_path_value(env)
         _write(user_env_file(env), f"# written by `ghosttype ibus install`\nIBUS_COMPONENT_PATH={value}\n")
         _run(["ibus", "write-cache"], {**env, "IBUS_COMPONENT_PATH": value})
         if shutil.which("systemctl"):  # for services started before the next login
             _run(["systemctl", "--user", "set-environment", f"IBUS_COMPONENT_PATH={value}"])
-        print(f"installed {target} (engine command: {command})")
+        print(f"installed {target} (engine command: {command}; keyboard layout: {_layout_text(kb)})")
         print(f"and {user_env_file(env)}, so ibus-daemon finds it from your next login on")
     print()
     print(next_step_hint())
     return 0
+
+
+def _layout_arg(value: Optional[str]) -> Optional[tuple[str, str]]:
+    if not value:
+        return None
+    layout, _, variant = value.partition("+")
+    return layout, variant
+
+
+def _layout_text(kb: tuple[str, str]) -> str:
+    return "+".join(x for x in kb if x) + (" (the layout in use stays)" if kb[0] == "default" else "")
 
 
 def uninstall(system: bool = False, env: Optional[Mapping[str, str]] = None) -> int:

@@ -39,20 +39,24 @@ HOMEPAGE = ""
 PREDICTION_HINT_SINCE = (1, 5, 33)
 
 
-def engine_desc() -> wire.EngineDesc:
+def engine_desc(layout: str = "default", variant: str = "") -> wire.EngineDesc:
+    """The engine's description.  ``layout`` is the keyboard layout GNOME
+    applies while the engine is the input source; ``"default"`` leaves the
+    layout in use as it is (GNOME applies nothing for it)."""
     return wire.EngineDesc(
         name=ENGINE_NAME, longname="ghosttype", description="Local AI autocomplete: grey suggestion, Tab accepts",
-        language="en", license="MIT", author="ghosttype", icon="", layout="default", rank=0,
+        language="en", license="MIT", author="ghosttype", icon="", layout=layout, layout_variant=variant, rank=0,
         symbol="G", version=__version__,
     )
 
 
-def component(exec_line: str = "") -> wire.Component:
+def component(exec_line: str = "", layout: str = "default", variant: str = "") -> wire.Component:
     """The component: ``exec_line`` is the command ibus-daemon runs (empty
     when the engine registers itself at run time)."""
     return wire.Component(
         name=BUS_NAME, description="ghosttype autocomplete engine", version=__version__, license="MIT",
-        author="ghosttype", homepage=HOMEPAGE, exec=exec_line, textdomain="", engines=(engine_desc(),),
+        author="ghosttype", homepage=HOMEPAGE, exec=exec_line, textdomain="",
+        engines=(engine_desc(layout, variant),),
     )
 
 

@@ -144,3 +144,34 @@ def test_doctor_on_kde_names_the_input_method_setting(tmp_path: pathlib.Path):
         "[Wayland]\nInputMethod[$e]=/usr/share/applications/org.freedesktop.IBus.Panel.Wayland.Gtk3.desktop\n")
     assert component._kde_input_method_check(env).ok is True
     assert component._kde_input_method_check({"HOME": str(tmp_path), "XDG_CURRENT_DESKTOP": "GNOME"}) is None
+
+
+def test_the_engine_names_the_users_keyboard_layout(tmp_path: pathlib.Path, monkeypatch):
+    """GNOME applies an IBus source's layout and nothing for "default": an
+    engine selected in place of xkb:de must keep the German layout."""
+    keyboard = tmp_path / "keyboard"
+    keyboard.write_text('XKBMODEL="pc105"\nXKBLAYOUT="de,us"\nXKBVARIANT="nodeadkeys,"\nXKBOPTIONS=""\n')
+    monkeypatch.setattr(component, "_gnome_sources", lambda: [("ibus", "anthy"), ("xkb", "fr+azerty"), ("xkb", "us")])
+    assert component.keyboard_layout(False, keyboard) == ("fr", "azerty")  # the user's own first layout
+    assert component.keyboard_layout(True, keyboard) == ("de", "nodeadkeys")  # --system: the system's
+    monkeypatch.setattr(component, "_gnome_sources", lambda: None)
+    assert component.keyboard_layout(False, keyboard) == ("de", "nodeadkeys")
+    assert component.keyboard_layout(False, tmp_path / "missing") == ("default", "")
+    root = ET.fromstring(component.component_xml("/x/ghosttype ibus run --ibus", "de", "nodeadkeys"))
+    engine = root.find("engines/engine")
+    assert engine.findtext("layout") == "de" and engine.findtext("layout_variant") == "nodeadkeys"
+
+
+def test_install_writes_the_detected_or_given_layout(tmp_path: pathlib.Path, monkeypatch):
+    monkeypatch.setattr(component, "SYSTEM_COMPONENT_DIR", tmp_path / "component")
+    monkeypatch.setattr(component, "SYSTEM_KEYBOARD_FILE", tmp_path / "keyboard")
+    (tmp_path / "keyboard").write_text('XKBLAYOUT="de"\n')
+    monkeypatch.setattr(component.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(component.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(component, "_run", lambda argv, env=None: True)
+    target = tmp_path / "component" / component.COMPONENT_FILE
+    assert component.install(system=True, env={"HOME": str(tmp_path)}) == 0
+    assert ET.fromstring(target.read_text()).findtext("engines/engine/layout") == "de"
+    assert component.install(system=True, env={"HOME": str(tmp_path)}, layout="us+intl") == 0
+    engine = ET.fromstring(target.read_text()).find("engines/engine")
+    assert (engine.findtext("layout"), engine.findtext("layout_variant")) == ("us", "intl")

@@ -29,6 +29,16 @@ cold start (``--cold-start``)
     ``{"cold_start": {"p50_ms", "p95_ms", "p50_final_ms", "p95_final_ms",
     "n", ...}, "load": K}``.
 
+simulated user (``--simulate-user``)
+    ``ghosttype eval FILE... --simulate-user [--chars 1000]
+    [--key-interval-ms 100] [--no-baselines]`` types ``--chars`` characters
+    of each file as a simulated user who accepts a suggestion whenever it is
+    exactly what they were about to type (:mod:`daemon.evaluation.simulate`
+    states the policy), with the configured strategy, naive decoding and an
+    editor's word completion (no model), and prints keystrokes saved, accepts
+    and wrong suggestions seen per 100 keystrokes.  ``--json`` writes
+    ``{"settings", "runs": [...], "pooled": {SUGGESTER: {...}}}``.
+
 ``--load K`` (replay and cold start) runs beside K spinning processes;
 ``--key-interval-ms`` paces the replay's keys like a person typing and
 counts stale suggestions; ``--batch-threads N`` fixes the batch threads.
@@ -104,7 +114,8 @@ def add_parser(subparsers: Any) -> None:
                    help="mid: inside a word (both neighbours are word characters); any: every offset (default mid)")
     r = p.add_argument_group("replay")
     r.add_argument("--replay", action="store_true", help="type the text through the daemon's request path")
-    r.add_argument("--chars", type=int, default=400, metavar="N", help="characters typed per file (default 400)")
+    r.add_argument("--chars", type=int, default=None, metavar="N",
+                   help="characters typed per file (default 400; --simulate-user: 1000)")
     r.add_argument("--preload-chars", type=int, default=None, metavar="N",
                    help="characters already in the field before typing starts (default: context-chars minus "
                    "chars, so the typed text stays inside the context window)")
@@ -112,9 +123,10 @@ def add_parser(subparsers: Any) -> None:
                    help="strategy compared against naive (default cpc)")
     r.add_argument("--beam-width", type=int, default=_DEFAULTS.beam_width, metavar="K",
                    help=f"beam width of the compared strategy (default {_DEFAULTS.beam_width})")
-    r.add_argument("--key-interval-ms", type=float, default=0.0, metavar="MS",
+    r.add_argument("--key-interval-ms", type=float, default=None, metavar="MS",
                    help="press a key every MS milliseconds, as a person types, instead of one key "
-                        "after the other once the daemon is idle (measures stale suggestions)")
+                        "after the other once the daemon is idle (measures stale suggestions; "
+                        "default 0, i.e. wait; --simulate-user: 100, and 0 waits)")
     c = p.add_argument_group("cold start")
     c.add_argument("--cold-start", action="store_true",
                    help="time the first suggestion after focusing a field with --context-chars of text "
@@ -125,6 +137,11 @@ def add_parser(subparsers: Any) -> None:
     b.add_argument("--batch-threads", type=int, default=0, metavar="N",
                    help="threads for batch decodes (prefill, beam steps); default 0: every decode by load "
                         "(a fixed N keeps one-token steps at the model's base thread count)")
+    u = p.add_argument_group("simulated user")
+    u.add_argument("--simulate-user", action="store_true",
+                   help="type each file as a simulated user who accepts right suggestions: keystrokes saved")
+    u.add_argument("--no-baselines", dest="baselines", action="store_false",
+                   help="skip the naive-decoding and word-completion baselines")
     v = p.add_argument_group("vocabulary look-ups")
     v.add_argument("--vocab-bench", action="store_true", help="time the vocabulary index look-ups")
     one_line_errors(p, "ghosttype eval")
@@ -268,9 +285,34 @@ def run_vocab_mode(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_simulate_user_mode(args: argparse.Namespace) -> int:
+    from daemon.evaluation.simulate import simulate_files
+
+    if not args.files:
+        raise UsageError("give at least one FILE for --simulate-user")
+    chars = 1000 if args.chars is None else args.chars
+    interval = 100.0 if args.key_interval_ms is None else args.key_interval_ms
+    if chars < 1:
+        raise UsageError(f"--chars must be at least 1, got {chars}")
+    if interval < 0:
+        raise UsageError(f"--key-interval-ms must be >= 0, got {interval}")
+    params = make_params(args, args.strategy, args.beam_width, progressive=True)
+    files = _read_files(args.files)
+    (model_name, model_path), *rest = _models(args)
+    if rest:
+        raise UsageError("--simulate-user takes one --model")
+    obj = simulate_files(model_name, model_path, files, params, chars=chars, seed=args.seed,
+                         key_interval_ms=interval, baselines=args.baselines)
+    if args.json_out:
+        _write_json(args.json_out, obj)
+    return 0
+
+
 def run_replay_mode(args: argparse.Namespace) -> int:
     from daemon.evaluation.replay import replay_files
 
+    args.chars = 400 if args.chars is None else args.chars
+    args.key_interval_ms = 0.0 if args.key_interval_ms is None else args.key_interval_ms
     if not args.files:
         raise UsageError("give at least one FILE to replay")
     if args.chars < 1:
@@ -311,6 +353,7 @@ def run_cold_start_mode(args: argparse.Namespace) -> int:
         raise UsageError("give at least one FILE for --cold-start")
     if args.offsets < 1:
         raise UsageError(f"--offsets must be at least 1, got {args.offsets}")
+    args.key_interval_ms = 0.0 if args.key_interval_ms is None else args.key_interval_ms
     _check_load_args(args)
     params = make_params(args, args.strategy, args.beam_width, progressive=True)
     config = session_config(params)
@@ -340,8 +383,10 @@ def run_cold_start_mode(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if sum((args.replay, args.vocab_bench, args.cold_start)) > 1:
-            raise UsageError("choose one of --replay, --cold-start and --vocab-bench")
+        if sum((args.replay, args.vocab_bench, args.cold_start, args.simulate_user)) > 1:
+            raise UsageError("choose one of --replay, --cold-start, --simulate-user and --vocab-bench")
+        if args.simulate_user:
+            return run_simulate_user_mode(args)
         if args.vocab_bench:
             return run_vocab_mode(args)
         if args.replay:

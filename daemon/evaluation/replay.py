@@ -454,12 +454,14 @@ def replay_text(
     return records, lm.cancelled - cancelled_before, stale, worker.stats.cut_short
 
 
-def session_config(params: Any, strategy: Optional[str] = None) -> Any:
+def session_config(params: Any, strategy: Optional[str] = None, debounce_ms: Optional[int] = 0) -> Any:
     """The daemon's configuration for a benchmark session with ``params``'s
-    knobs (``strategy`` overrides its strategy) and no debounce."""
+    knobs (``strategy`` overrides its strategy) and no debounce (``None``:
+    the product's default debounce)."""
     from daemon.commands.complete import UsageError
     from daemon.config import Config, ConfigError
 
+    extra = {} if debounce_ms is None else {"debounce_ms": debounce_ms}
     try:
         return Config(
             strategy=strategy or params.strategy,
@@ -468,7 +470,7 @@ def session_config(params: Any, strategy: Optional[str] = None) -> Any:
             confidence_threshold=params.confidence_threshold,
             context_chars=params.context_chars,
             single_line=params.single_line,
-            debounce_ms=0,
+            **extra,
         )
     except ConfigError as exc:
         raise UsageError(str(exc).splitlines()[0]) from None

@@ -138,7 +138,12 @@ class Config:
     beam_width: int = _opt(2, "Beams kept while matching the typed part of a word (1-8).", _int_range(1, 8))
     confidence_threshold: float = _opt(
         BeamParams().confidence_threshold,
-        "Hide suggestions less likely than this (0-1) to finish the word right; 0 shows everything.",
+        "Hide suggestions less likely than this (0-1) to be accepted; 0 shows everything.",
+        _float_range(0.0, 1.0))
+    continue_min_prob: float = _opt(
+        BeamParams().continue_min_prob,
+        "Suggest words after the first while the chance that all of it is right stays above this (0-1); "
+        "0 always goes on to max_tokens.",
         _float_range(0.0, 1.0))
     max_tokens: int = _opt(8, "Longest suggestion, in model tokens (1-64).", _int_range(1, 64))
     debounce_ms: int = _opt(15, "Wait this long after a keystroke before asking the model (0-2000 ms).",
@@ -184,6 +189,7 @@ class Config:
         if self.pause_key:
             object.__setattr__(self, "pause_key", normalize_key_spec(self.pause_key))
         object.__setattr__(self, "confidence_threshold", float(self.confidence_threshold))
+        object.__setattr__(self, "continue_min_prob", float(self.continue_min_prob))
 
     # ------------------------------------------------------------------ builders
 
@@ -234,6 +240,7 @@ class Config:
             beam_width=self.beam_width,
             max_tokens=self.max_tokens,
             confidence_threshold=self.confidence_threshold,
+            continue_min_prob=self.continue_min_prob,
             single_line=self.single_line,
             context_chars=self.context_chars,
         )

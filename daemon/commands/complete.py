@@ -56,8 +56,11 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens, metavar="N",
                    help=f"tokens generated after the typed text is covered (default {_DEFAULTS.max_tokens})")
     p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold,
-                   metavar="P", help="suppress suggestions less likely than P (0..1) to finish the word right "
+                   metavar="P", help="suppress suggestions less likely than P (0..1) to be accepted "
                         f"(default {_DEFAULTS.confidence_threshold:g}; 0: never)")
+    p.add_argument("--continue-min-prob", type=float, default=_DEFAULTS.continue_min_prob, metavar="P",
+                   help="suggest words after the first while the chance that all of it is right stays at or "
+                        f"above P (default {_DEFAULTS.continue_min_prob:g}; 0: up to --max-tokens)")
     p.add_argument("--context-chars", type=int, default=_DEFAULTS.context_chars, metavar="N",
                    help=f"characters before the caret given to the model (default {_DEFAULTS.context_chars})")
 
@@ -90,6 +93,7 @@ def make_params(args: argparse.Namespace, strategy: str, beam_width: int, *, pro
             beam_width=beam_width,
             max_tokens=args.max_tokens,
             confidence_threshold=args.confidence_threshold,
+            continue_min_prob=args.continue_min_prob,
             context_chars=args.context_chars,
             quick_context_chars=_DEFAULTS.quick_context_chars if progressive else 0,
         )

@@ -27,6 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--beam-width", type=int, default=None, help="CPC beam width k (developer flag; default 2)")
     p.add_argument("--confidence-threshold", type=float, default=None,
                    help="hide suggestions whose confidence is below this (0..1; developer flag)")
+    p.add_argument("--continue-min-prob", type=float, default=None,
+                   help="suggest words after the first while the chance that all is right stays above this (0..1)")
     p.add_argument("--max-tokens", type=int, default=None, help="longest suggestion in tokens")
     p.add_argument("--debounce-ms", type=int, default=None, help="wait after a keystroke before asking the model")
     p.add_argument("--log-level", default=None, choices=("debug", "info", "warning", "error", "critical"),
@@ -44,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         "strategy": args.strategy,
         "beam_width": args.beam_width,
         "confidence_threshold": args.confidence_threshold,
+        "continue_min_prob": args.continue_min_prob,
         "max_tokens": args.max_tokens,
         "debounce_ms": args.debounce_ms,
     }

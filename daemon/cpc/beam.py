@@ -268,8 +268,31 @@ class Decoder:
         def current() -> bytes:
             return bytes(generated) if final is None else bytes(generated[:final])
 
+        tail_bytes: list[tuple[int, float]] = []  # (end byte in generated, log P) per continuation token
+        # Words after the first go on while confidence x P(continuation) holds.
+        joint = math.log(max(word_confidence(signals), 1e-300))
+        limit = math.log(params.continue_min_prob) if params.continue_min_prob > 0 else -math.inf
+        held: Optional[int] = None  # bytes of the continuation up to where the joint probability held
+
+        def kept(data: bytes, following: bytes) -> Optional[int]:
+            """Where the suggestion ends by the joint probability: at a word
+            end, the first word whole; None while that word is being spelled."""
+            first = first_word_done(data, following)
+            if first is None:
+                return None
+            end = max(first, min(held or 0, len(data)))
+            return word_end(data[:end], data[end:end + 1] or following, first)
+
+        def settled() -> bytes:
+            """What may be streamed: never more than the final suggestion keeps."""
+            data = current()
+            if final is not None or limit == -math.inf:
+                return data
+            at = kept(data, data[-1:])  # the last word may still grow
+            return data if at is None else data[:at]
+
         if on_partial is not None:  # the search's word (replaces the covering's when it differs)
-            on_partial(build(current(), signals, steps, len(seq) - len(split.stable)))
+            on_partial(build(settled(), signals, steps, len(seq) - len(split.stable)))
         while final is None and produced < int(params.max_tokens):
             _check(cancel)
             row = self.lm.logprobs([seq], cancel)[0]
@@ -278,20 +301,33 @@ class Decoder:
             produced += 1
             if tok in self.eog or not np.isfinite(row[tok]):
                 break
+            joint += float(row[tok])
+            piece = self.index.piece(tok)
+            if joint < limit:
+                final = kept(bytes(generated), piece)
+                if final is not None:
+                    break
+            else:
+                held = len(generated) + len(piece)
             seq.append(tok)
-            generated += self.index.piece(tok)
+            generated += piece
+            tail_bytes.append((len(generated), float(row[tok])))
             final = cut(bytes(generated))
             if on_partial is not None:
-                on_partial(build(current(), signals, steps, len(seq) - len(split.stable)))
+                on_partial(build(settled(), signals, steps, len(seq) - len(split.stable)))
+        if final is None and joint < limit:  # out of tokens after the joint fell
+            final = kept(bytes(generated), b"")
         result_s = build(current(), signals, steps, len(seq) - len(split.stable))
         t3 = time.perf_counter()
         words = tuple(
             (decode_prefix(w.hyp.data[: w.end])[0], round(w.logprob - covering.typed_logmass, 4))
             for w in result.ranked[:4]
         )
+        tail = tuple((len(decode_prefix(bytes(generated[:end]))[0]), lp) for end, lp in tail_bytes)
         return dataclasses.replace(
             result_s,
             words=words,
+            tail=tail,
             timings_ms=_ms({"split": t1 - t0, "cover": t2 - t1, "continue": t3 - t2, "total": t3 - t0}),
         )
 
@@ -314,6 +350,41 @@ class Decoder:
             typed_chars=len(typed.group(0)) if typed else 0,
             in_context=bool(whole) and re.search(r"(?<!\w)" + re.escape(whole) + r"(?!\w)", before) is not None,
         )
+
+
+def first_word_done(data: bytes, following: bytes) -> Optional[int]:
+    """The length of ``data``'s first word (leading blanks, then a run of
+    word bytes or of other non-blank bytes) once it is whole, i.e. ``data``
+    goes on after it or ``following`` cannot extend it; None before."""
+    i, n = 0, len(data)
+    while i < n and data[i] in b" \t\r\n":
+        i += 1
+    if i == n:
+        return None  # no word yet
+    word = WORD_BYTE[data[i]]
+    while i < n and WORD_BYTE[data[i]] == word and data[i] not in b" \t\r\n":
+        i += 1
+    return i if i < n or not _same_word(data, following) else None
+
+
+def _same_word(data: bytes, following: bytes) -> bool:
+    """``following`` continues the word (or run of punctuation) ``data`` ends with."""
+    blank = b" \t\r\n"
+    return (bool(data) and bool(following) and data[-1] not in blank and following[0] not in blank
+            and WORD_BYTE[data[-1]] == WORD_BYTE[following[0]])
+
+
+def word_end(data: bytes, following: bytes, minimum: int) -> int:
+    """Where to end a suggestion ``data`` that ``following`` would have
+    continued: not inside a word (back to the last word end, but never
+    before ``minimum``, the end of the first word), and without trailing blanks."""
+    at = len(data)
+    if following and WORD_BYTE[following[0]]:
+        while at > minimum and WORD_BYTE[data[at - 1]]:
+            at -= 1
+    while at > minimum and data[at - 1:at] == b" ":
+        at -= 1
+    return max(at, min(minimum, len(data)))
 
 
 def _check(cancel: Optional[CancelCheck]) -> None:

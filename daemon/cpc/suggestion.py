@@ -21,10 +21,13 @@ class BeamParams:
     strategy: Strategy = "cpc"
     beam_width: int = 2  #: k, beams kept during the coverage search (>= 1)
     max_tokens: int = 8  #: tokens generated after the covering
-    #: suppress when confidence (P(the word is right)) is below this; chosen by
-    #: daemon.evaluation.confidence_fit to withhold most wrong suggestions
-    #: while losing at most 10% of right ones on texts it was not fitted on
+    #: suppress when confidence (P(the user accepts the suggestion)) is below
+    #: this; chosen with daemon.evaluation.user_policy: the most keystrokes
+    #: saved with at most 15 wrong suggestions seen per 100 keystrokes
     confidence_threshold: float = 0.60
+    #: words after the first are suggested while the confidence times the
+    #: continuation's probability stays at or above this (0: up to max_tokens)
+    continue_min_prob: float = 0.30
     single_line: bool = True  #: stop at a newline
     stop_at_sentence_end: bool = True  #: stop after ". ", "! ", "? "
     context_chars: int = 1500  #: only this many characters before the caret are used
@@ -45,6 +48,8 @@ class BeamParams:
             raise ValueError(
                 f"confidence_threshold must be between 0 and 1, got {self.confidence_threshold}"
             )
+        if not 0.0 <= float(self.continue_min_prob) <= 1.0:
+            raise ValueError(f"continue_min_prob must be between 0 and 1, got {self.continue_min_prob}")
         if int(self.context_chars) < 1:
             raise ValueError(f"context_chars must be >= 1, got {self.context_chars}")
         if int(self.quick_context_chars) < 0:
@@ -66,6 +71,10 @@ class Suggestion:
     signals: Optional[WordSignals] = None  #: what the confidence was computed from
     #: the words the search compared, most likely first: (word, log P(word | typed)), at most 4
     words: tuple[tuple[str, float], ...] = ()
+    #: the greedy continuation after the first word, per token: (characters generated up to the
+    #: end of the token, log P(token | everything before)); ends may lie past ``text``, which
+    #: stopping rules or ``continue_min_prob`` cut
+    tail: tuple[tuple[int, float], ...] = ()
 
     @property
     def visible(self) -> str:

@@ -468,6 +468,7 @@ def session_config(params: Any, strategy: Optional[str] = None, debounce_ms: Opt
             beam_width=params.beam_width,
             max_tokens=params.max_tokens,
             confidence_threshold=params.confidence_threshold,
+            continue_min_prob=params.continue_min_prob,
             context_chars=params.context_chars,
             single_line=params.single_line,
             **extra,

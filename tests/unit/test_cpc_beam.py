@@ -3,6 +3,9 @@ strategies, stopping, UTF-8, confidence, cancellation and bad input."""
 
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -112,7 +115,7 @@ _text = st.text(alphabet="thereinformaction .!\n\u00e9It", min_size=1, max_size=
 def test_suggestion_matches_the_reference(text, seed, strategy, k, single_line, sentence_end):
     lm = make_lm(seed)
     decoder = Decoder(lm)
-    params = BeamParams(strategy=strategy, beam_width=k, max_tokens=5,
+    params = BeamParams(strategy=strategy, beam_width=k, max_tokens=5, continue_min_prob=0.0,
                         single_line=single_line, stop_at_sentence_end=sentence_end)
     if not text.strip():
         assert decoder.complete(text, params).text == ""
@@ -192,7 +195,7 @@ def test_the_search_replaces_the_coverings_word_when_another_word_is_more_likely
     lm.overrides[stable + (TOK[b" there"],)] = {TOK[b"."]: 0.0}
     lm.overrides[stable + (TOK[b" there"], TOK[b"."])] = {EOG: 0.0}
     seen = []
-    got = decoder.complete(text, BeamParams(beam_width=2, max_tokens=4), on_partial=seen.append)
+    got = decoder.complete(text, BeamParams(beam_width=2, max_tokens=4, continue_min_prob=0.0), on_partial=seen.append)
     assert seen[0].text == "e"
     assert got.text == "ere."
     assert seen[-1].text == "ere."
@@ -257,7 +260,7 @@ def test_k1_is_greedy_masking_end_to_end():
         lm = make_lm(seed)
         decoder = Decoder(lm)
         text = "It is the inform"
-        params = BeamParams(beam_width=1, max_tokens=3)
+        params = BeamParams(beam_width=1, max_tokens=3, continue_min_prob=0.0)
         assert decoder.complete(text, params).text == reference(lm, decoder, text, params)
 
 
@@ -322,6 +325,33 @@ def test_generation_never_picks_excluded_tokens():
     stable = decoder.plan("It is th", BeamParams()).stable
     lm.overrides[stable] = {TOK[b" the"]: 0.0}
     lm.overrides[stable + (TOK[b" the"],)] = {unused: 5.0, TOK[b" in"]: 0.0}
-    got = decoder.complete("It is th", BeamParams(max_tokens=1))
+    got = decoder.complete("It is th", BeamParams(max_tokens=1, continue_min_prob=0.0))
     assert got.text == "e in"
     assert np.isinf(decoder._gen_mask[unused]) and decoder._gen_mask[EOG] == 0.0
+
+
+@settings(max_examples=120, deadline=None)
+@given(_text, st.integers(0, 1000), st.integers(1, 3), st.sampled_from([0.05, 0.2, 0.3, 0.5, 0.9]))
+def test_the_continuation_stops_at_a_word_end_once_the_joint_probability_falls(text, seed, k, floor):
+    """With ``continue_min_prob`` the suggestion is the one generated without
+    it, cut at a word end (never inside the first word) once the confidence
+    times the continuation's probability falls below the floor."""
+    if not text.strip():
+        return
+    full = Decoder(make_lm(seed)).complete(text, BeamParams(beam_width=k, max_tokens=6, continue_min_prob=0.0))
+    short = Decoder(make_lm(seed)).complete(text, BeamParams(beam_width=k, max_tokens=6, continue_min_prob=floor))
+    assert full.text.startswith(short.text)
+    assert short.confidence == pytest.approx(full.confidence)
+    first = re.match(r"\s*(?:\w+|[^\w\s]+)", full.text)
+    first_word = first.end() if first else 0
+    assert len(short.text) >= min(len(full.text), first_word)  # the first word is always whole
+    kept = [lp for end, lp in full.tail if end <= len(short.text)]
+    if short.text != full.text:
+        # What is kept beyond the first word still holds; the first token left out made it fall.
+        joint = math.log(max(full.confidence, 1e-300)) + sum(kept)
+        assert joint >= math.log(floor) - 1e-9 or len(short.text) == first_word
+        # Something made it fall: a left-out continuation token, or the confidence itself.
+        assert [lp for end, lp in full.tail if end > len(short.text)] or full.confidence < floor
+        rest = full.text[len(short.text):]
+        assert not (short.text[-1:].isalnum() and rest[:1].isalnum()), "cut inside a word"
+        assert not short.text.endswith(" ")

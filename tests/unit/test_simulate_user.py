@@ -97,3 +97,36 @@ def test_the_table_names_every_figure():
     run = simulate_user(Scripted("ab cd"), CONFIG, "ab cd", key_interval_ms=0, name="cpc2")
     table = user_table([run])
     assert "cpc2" in table and "saved" in table and "wrong ghosts /100 keys" in table
+
+
+# --------------------------------------------------------------------------- the offline replay
+
+
+def records_of(suggester, text: str) -> dict[int, dict]:
+    return {pos: {"text": suggester.complete(text[:pos], BeamParams()).text, "confidence": 1.0, "tail": [],
+                  "features": None} for pos in range(len(text))}
+
+
+@pytest.mark.parametrize("tail", ["", " zzz", " the"])
+def test_the_offline_replay_takes_the_path_the_patient_user_takes_through_the_daemon(tail):
+    from daemon.evaluation.user_policy import Policy, replay
+
+    text = "the cat sat on the mat and the dog sat on the log"
+    live = simulate_user(Scripted(text, tail=tail), CONFIG, text, key_interval_ms=0)
+    offline = replay(text, 0, records_of(Scripted(text, tail=tail), text), Policy(0.0, 0.0))
+    assert (offline.keystrokes, offline.accepts, offline.word_accepts, offline.wrong_ghosts, offline.accepted_chars) \
+        == (live.keystrokes, live.accepts, live.word_accepts, live.wrong_ghosts, live.accepted_chars)
+
+
+def test_the_policy_gates_and_cuts_the_continuation_as_the_decoder_does():
+    import math
+
+    from daemon.evaluation.user_policy import Policy, shown_text
+
+    record = {"text": "tor that allows users", "confidence": 0.8, "features": None,
+              "tail": [[8, math.log(0.9)], [15, math.log(0.5)], [21, math.log(0.9)]]}
+    assert shown_text(record, "text edi", Policy(0.85, 0.0)) == ""  # gated
+    assert shown_text(record, "text edi", Policy(0.6, 0.0)) == "tor that allows users"
+    assert shown_text(record, "text edi", Policy(0.6, 0.5)) == "tor that"  # 0.8 * 0.9 >= 0.5 > 0.8 * 0.9 * 0.5
+    assert shown_text(record, "text edi", Policy(0.6, 0.75)) == "tor"  # the first word stays whole
+    assert shown_text(record, "text edi", Policy(0.6, 0.3)) == "tor that allows users"

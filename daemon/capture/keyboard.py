@@ -14,7 +14,7 @@ spelling one canonical form, and :class:`KeyMapper` names special keys and
 shortcuts in that same form, so the controller compares plain strings.
 
 On Windows and macOS the accept-key suppressor decides inside pynput's own
-hook; it hands over a plain :class:`~daemon.platform.base.ListenerHook` and
+hook; it hands over a plain :class:`~daemon.frontends.base.ListenerHook` and
 :func:`hook_options` turns it into pynput listener options, so pynput stays
 in this module.
 """
@@ -28,7 +28,7 @@ import unicodedata
 from typing import Any, Callable, Optional
 
 from daemon.capture.events import KeyEvent, Kind
-from daemon.platform.base import ListenerHook
+from daemon.frontends.base import ListenerHook
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Keystrokes come in (:meth:`Controller.on_key`), the :class:`InputTracker`
 follows the text before the caret, the :class:`~daemon.worker.SuggestionWorker`
 is asked for a completion, and results that still fit the text are shown
 through a :class:`UiSink`.  While ghost text is visible the
-:class:`~daemon.platform.base.KeySuppressor` is armed, so the accept keys are
+:class:`~daemon.frontends.base.KeySuppressor` is armed, so the accept keys are
 swallowed and reported to :meth:`Controller.on_suppressed_key`; at any other
 time they reach the application untouched.
 
@@ -25,7 +25,7 @@ Rules worth knowing:
   agrees with the key buffer (re-read for a bounded time while the
   application catches up with the key); when it still disagrees (select-all
   and BackSpace, paste, undo, autocorrect) the buffer is reset from the
-  field.  A shown suggestion is tied to a :class:`~daemon.field_anchor.FieldAnchor`
+  field.  A shown suggestion is tied to a :class:`~daemon.controller.anchor.FieldAnchor`
   (field, caret offset, text before it): accessibility events that break it
   hide the suggestion, and an accept key inserts only while it holds (a Tab
   is typed instead).  Where text follows the caret on its line nothing is
@@ -64,9 +64,9 @@ from daemon.capture.keyboard import KeySpecError, normalize_key_spec
 from daemon.capture.tracker import RESET_KINDS, InjectionEcho, InputTracker, Snapshot
 from daemon.config import Config
 from daemon.cpc.suggestion import Suggestion
-from daemon.field_anchor import FieldAnchor, field_agrees
+from daemon.controller.anchor import FieldAnchor, field_agrees
 from daemon.logsetup import STATUS_LOGGER
-from daemon.platform.base import CaretLocator, FieldLook, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
+from daemon.frontends.base import CaretLocator, FieldLook, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)

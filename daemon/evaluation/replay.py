@@ -100,7 +100,7 @@ class CountingLM:
     """A transparent ``TokenLM`` wrapper that counts tokens decoded twice.
 
     Forwards everything to ``inner``, which must say where each call decoded
-    (``decoded_from``, see :class:`daemon.llm.llama.LlamaLM`).  ``prompt_len``
+    (``decoded_from``, see :class:`daemon.backends.llamacpp.llama.LlamaLM`).  ``prompt_len``
     is set by :class:`PlanRecordingDecoder` before each request's model calls.
     A cancelled call is counted in ``cancelled``; what it decoded before the
     cancel stays in the backend's cache and is not counted as decoded here, so
@@ -387,8 +387,8 @@ def replay_text(
     cut short at the worker's time budget.  ``on_key(done, total)`` is called
     after each key's record (progress display)."""
     from daemon.controller import Controller
-    from daemon.platform.base import FocusState
-    from daemon.llm.threads import MachineBusy
+    from daemon.frontends.base import FocusState
+    from daemon.backends.llamacpp.threads import MachineBusy
     from daemon.worker import SuggestionWorker
 
     sink = RecordingSink()

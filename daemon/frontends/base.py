@@ -1,8 +1,12 @@
-"""The narrow interfaces through which ghosttype touches the operating system.
+"""The ports every frontend implements for the Controller, and the values they exchange.
 
-One implementation module per OS/display server; ``daemon.platform.select``
-chooses them.  Nothing outside ``daemon.platform`` imports Xlib, AT-SPI, Win32
-or Cocoa bindings.
+``FocusInfo`` (the focused field: app, password?, text before the caret),
+``CaretLocator``, ``KeySuppressor`` (swallow the accept keys while a
+suggestion shows) and ``TextInjector`` (insert the accepted text).  The
+overlay frontend implements them once per OS (``daemon.frontends.overlay.platform``,
+whose selector chooses them; nothing outside it imports Xlib, AT-SPI, Win32
+or Cocoa bindings); the IBus engine implements them over the input-method
+protocol (``daemon.frontends.ibus.engine``).
 """
 
 from __future__ import annotations

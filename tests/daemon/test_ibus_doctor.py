@@ -9,7 +9,7 @@ import pathlib
 import xml.etree.ElementTree as ET
 
 from daemon.doctor import check_display
-from daemon.ibus import component
+from daemon.frontends.ibus import component
 
 
 def test_component_xml_is_valid_and_names_the_engine():

@@ -11,7 +11,7 @@ How a request is served (``logprobs``):
 * rows for sequences evaluated recently come from a small LRU of
   log-probability rows (typing inside a word re-asks for the same stable
   prefix on every keystroke: that costs nothing);
-* the others get a sequence slot planned by :mod:`daemon.llm.slots`: reuse of
+* the others get a sequence slot planned by :mod:`daemon.backends.llamacpp.slots`: reuse of
   the slot with the longest common token prefix, ``llama_memory_seq_cp`` to
   fork it, ``llama_memory_seq_rm`` to drop what diverges;
 * all new tokens of all sequences are decoded together, in chunks of at most
@@ -37,14 +37,14 @@ import llama_cpp
 import numpy as np
 
 from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
-from daemon.llm.models import ModelLoadError, check_gguf
-from daemon.llm.slots import CapacityError, SlotTable, schedule
-from daemon.llm.threads import BatchThreads
+from daemon.backends.llamacpp.models import ModelLoadError, check_gguf
+from daemon.backends.llamacpp.slots import CapacityError, SlotTable, schedule
+from daemon.backends.llamacpp.threads import BatchThreads
 
 __all__ = ["LlamaLM", "ModelLoadError"]
 
 log = logging.getLogger(__name__)
-_native_log = logging.getLogger("daemon.llm.llama_cpp")
+_native_log = logging.getLogger("daemon.backends.llamacpp.llama_cpp")
 
 # --------------------------------------------------------------------------- logging
 # llama.cpp prints model metadata and timings to stderr unless a callback is
@@ -114,7 +114,7 @@ class LlamaLM:
     more on how tokens were split into batches (see DESIGN, numerics).
 
     Threads: by default every decode asks
-    :class:`daemon.llm.threads.BatchThreads`: batches get ``n_threads`` plus
+    :class:`daemon.backends.llamacpp.threads.BatchThreads`: batches get ``n_threads`` plus
     the cores other processes leave idle, one-token steps get the extra
     cores only while the rest of the machine is nearly idle, so an idle
     2-core machine decodes one token with 2 threads (10.8 instead of 18.7 ms

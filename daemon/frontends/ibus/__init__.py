@@ -1,6 +1,6 @@
 """ghosttype as an IBus input-method engine (the Wayland and every-toolkit frontend).
 
-The X11 frontend (``daemon.platform.x11`` + the Qt overlay) watches keys from
+The X11 frontend (``daemon.frontends.overlay.platform.x11`` + the Qt overlay) watches keys from
 outside the application.  This one sits where the desktop routes keys anyway:
 GNOME Shell (text-input-v3 -> mutter -> ibus-daemon), KDE Plasma with IBus as
 its input method, and GTK/Qt applications through their IBus IM modules all

@@ -34,8 +34,8 @@ from typing import Any, Callable, Mapping, Optional
 from jeepney import DBusAddress, Message, MessageType, message_bus, new_error, new_method_call, new_method_return, new_signal
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
 
-from daemon.ibus import wire
-from daemon.ibus.engine import Engine, IBusFrontend
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.engine import Engine, IBusFrontend
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ from typing import Mapping, Optional
 from xml.sax.saxutils import escape
 
 from daemon.doctor import CheckResult
-from daemon.ibus.bus import ibus_address
-from daemon.ibus.service import ENGINE_NAME, component
+from daemon.frontends.ibus.bus import ibus_address
+from daemon.frontends.ibus.service import ENGINE_NAME, component
 
 SYSTEM_COMPONENT_DIR = pathlib.Path("/usr/share/ibus/component")
 COMPONENT_FILE = "ghosttype.xml"
@@ -238,7 +238,7 @@ def _current_engine(env: Mapping[str, str]) -> Optional[str]:
 def ibus_checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
     """The IBus situation, one result per question, each with a fix hint."""
     env = os.environ if env is None else env
-    from daemon.platform.session import DisplayServer, detect_session
+    from daemon.frontends.session import DisplayServer, detect_session
 
     results = []
     session = detect_session(env)
@@ -292,7 +292,7 @@ def _exec_exists(path: pathlib.Path) -> bool:
 
 def print_status(env: Optional[Mapping[str, str]] = None) -> int:
     env = os.environ if env is None else env
-    from daemon.platform.session import detect_session
+    from daemon.frontends.session import detect_session
 
     print(f"session: {detect_session(env).describe()}")
     results = ibus_checks(env)

@@ -48,9 +48,9 @@ from typing import Callable, Optional, Protocol
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, event_spec
-from daemon.ibus import wire
-from daemon.ibus.keys import key_event
-from daemon.platform.base import FocusState, Rect
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.keys import key_event
+from daemon.frontends.base import FocusState, Rect
 
 log = logging.getLogger(__name__)
 

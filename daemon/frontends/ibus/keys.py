@@ -16,7 +16,7 @@ from typing import Optional
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.capture.keyboard import KeyMapper
-from daemon.ibus import wire
+from daemon.frontends.ibus import wire
 
 #: Non-character keysyms -> the key names KeyMapper understands (pynput spelling).
 _SPECIAL: dict[int, str] = {

@@ -23,9 +23,9 @@ from daemon import __version__
 from daemon.config import Config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller
-from daemon.ibus import wire
-from daemon.ibus.bus import IBusService, IBusUnavailable, ibus_address
-from daemon.ibus.engine import IBusFrontend
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
+from daemon.frontends.ibus.engine import IBusFrontend
 from daemon.logsetup import set_level, setup_logging
 from daemon.runtime import load_startup_config, new_worker
 

@@ -24,12 +24,12 @@ from daemon.capture.keyboard import KeyboardSource
 from daemon.config import Config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller, UiSink
-from daemon.event_pump import EventPump
+from daemon.frontends.overlay.event_pump import EventPump
 from daemon.logsetup import set_level, setup_logging
 from daemon.notices import STATUS_LOG, Notices, startup_line
-from daemon.platform import Platform, select_platform
-from daemon.platform.base import PlatformError
-from daemon.platform.notifications import desktop_notifier
+from daemon.frontends.overlay.platform import Platform, select_platform
+from daemon.frontends.base import PlatformError
+from daemon.frontends.overlay.platform.notifications import desktop_notifier
 from daemon.runtime import load_startup_config, make_decoder_factory, new_worker  # noqa: F401  (re-exported)
 from daemon.worker import SuggestionWorker
 

@@ -1,14 +1,14 @@
 """Choose the platform backend for this session.
 
 ``select_platform()`` is the one place that decides which implementation of
-the ``daemon.platform.base`` protocols ghosttype uses.  It looks at the OS and
-the display server (``daemon.platform.session``), honours the override
+the ``daemon.frontends.base`` protocols ghosttype uses.  It looks at the OS and
+the display server (``daemon.frontends.session``), honours the override
 ``GHOSTTYPE_PLATFORM`` (``x11``, ``wayland``, ``macos``, ``windows``), logs
 what it chose, and otherwise raises ``PlatformError`` with a message that says
 how to fix the situation.
 
 Backend modules (Xlib, AT-SPI, pyobjc, Win32) are imported only here, on
-demand, so that importing ``daemon.platform.base`` stays free of display
+demand, so that importing ``daemon.frontends.base`` stays free of display
 libraries.  The macOS and Windows front doors (``macos.parts``,
 ``windows.parts``) return factories for focus, caret, injector and
 suppressor; :func:`_assemble` builds them and closes what was built if a
@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
-from daemon.platform.base import (
+from daemon.frontends.base import (
     CaretLocator,
     FocusInfo,
     KeySuppressor,
@@ -31,7 +31,7 @@ from daemon.platform.base import (
     PlatformError,
     TextInjector,
 )
-from daemon.platform.session import DisplayServer, Session, detect_session
+from daemon.frontends.session import DisplayServer, Session, detect_session
 
 log = logging.getLogger(__name__)
 
@@ -144,12 +144,12 @@ def _x11(env: Mapping[str, str], session: Session, accept_keys: Sequence[str],
             "the X11 backend needs DISPLAY (e.g. DISPLAY=:0); it is not set in this environment"
         )
     try:
-        from daemon.platform.x11 import backend as x11
+        from daemon.frontends.overlay.platform.x11 import backend as x11
     except ImportError as exc:
         raise PlatformError(
             f"the X11 backend needs python-xlib ({exc}); install it with `pip install python-xlib`"
         ) from exc
-    from daemon.platform.x11.keys import KeyNameError, parse_keys
+    from daemon.frontends.overlay.platform.x11.keys import KeyNameError, parse_keys
 
     try:
         parse_keys(accept_keys)  # a config mistake is reported before any connection
@@ -171,8 +171,8 @@ def _x11(env: Mapping[str, str], session: Session, accept_keys: Sequence[str],
 
 
 def _native(name: str, session: Session, accept_keys: Sequence[str]) -> Platform:
-    """The macOS or Windows backend (``daemon.platform.macos.backend`` / ``.windows``)."""
-    module = importlib.import_module(f"daemon.platform.{name}.backend")
+    """The macOS or Windows backend (``daemon.frontends.overlay.platform.macos.backend`` / ``.windows``)."""
+    module = importlib.import_module(f"daemon.frontends.overlay.platform.{name}.backend")
     focus, caret, injector, suppressor = _assemble(module.parts(accept_keys))
     log.info("platform: %s (%s); accept keys: %s", name, session.describe(), ", ".join(accept_keys))
     return Platform(name, focus, caret, suppressor, injector, session,  # type: ignore[arg-type]
@@ -205,7 +205,7 @@ def _atspi(env: Mapping[str, str]) -> object | None:
             log.info("no D-Bus session bus: accessibility (AT-SPI) is off")
             return None
     try:
-        module = importlib.import_module("daemon.platform.atspi.reader")
+        module = importlib.import_module("daemon.frontends.overlay.platform.atspi.reader")
     except ImportError as exc:
         log.info("accessibility (AT-SPI) unavailable: %s", exc)
         return None

@@ -3,7 +3,7 @@
 On Windows and macOS the keyboard listener (pynput) already sits in the one
 place where a key can be swallowed: the low-level keyboard hook, or the
 Quartz event tap.  So the suppressor there is not a second hook but a
-decision that hook consults for every key (:class:`~daemon.platform.base.ListenerHook`).
+decision that hook consults for every key (:class:`~daemon.frontends.base.ListenerHook`).
 This module is that decision, free of OS calls: the backend modules
 (``windows.keys``, ``macos.keys``) turn a raw event into
 ``(code, pressed, modifiers, ours)`` and the key specs into :class:`HookKey`
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from daemon.capture.keyboard import KeySpecError, normalize_key_spec
-from daemon.platform.base import ListenerHook
+from daemon.frontends.base import ListenerHook
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ so that every call has a deadline and reports failure as one exception type
 go, hang, or implement only part of the protocol, and none of that may ever
 block or crash the daemon.
 
-Only ``daemon.platform.atspi.reader*`` modules import jeepney.
+Only ``daemon.frontends.overlay.platform.atspi.reader*`` modules import jeepney.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from jeepney import DBusAddress, MatchRule, MessageType, Properties, message_bus, new_method_call
 from jeepney.io.blocking import DBusConnection, open_dbus_connection
 
-from daemon.platform.base import PlatformError
+from daemon.frontends.base import PlatformError
 
 #: Every accessible object implements this interface.
 ACCESSIBLE = "org.a11y.atspi.Accessible"

@@ -27,7 +27,7 @@ from typing import Callable, Optional
 
 from jeepney import MatchRule, MessageType
 
-from daemon.platform.atspi.bus import (
+from daemon.frontends.overlay.platform.atspi.bus import (
     EVENT_OBJECT,
     REGISTRY_BUS,
     REGISTRY_IFACE,

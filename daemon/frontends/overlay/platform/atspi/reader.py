@@ -35,8 +35,8 @@ import time
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from daemon.platform.atspi import constants as C
-from daemon.platform.atspi.bus import (
+from daemon.frontends.overlay.platform.atspi import constants as C
+from daemon.frontends.overlay.platform.atspi.bus import (
     ACCESSIBLE,
     APP_ROOT_PATH,
     COMPONENT,
@@ -49,9 +49,9 @@ from daemon.platform.atspi.bus import (
     accessibility_bus_address,
     set_toolkit_accessibility,
 )
-from daemon.platform.atspi.focus_tracker import FocusTracker, ObjectRef
-from daemon.platform.base import FieldLook, PlatformError, Rect
-from daemon.platform.caret_geometry import caret_from_extents, centre_in_single_line, usable
+from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker, ObjectRef
+from daemon.frontends.base import FieldLook, PlatformError, Rect
+from daemon.frontends.overlay.platform.caret_geometry import caret_from_extents, centre_in_single_line, usable
 
 log = logging.getLogger(__name__)
 

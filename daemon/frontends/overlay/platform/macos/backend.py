@@ -2,7 +2,7 @@
 
 * focus: ``focus`` (AX focused element, Secure Event Input)
 * caret: ``caret`` (AX caret from the focus state, else near the pointer)
-* accept keys: :class:`~daemon.platform.hook_suppress.HookKeySuppressor`
+* accept keys: :class:`~daemon.frontends.overlay.platform.hook_suppress.HookKeySuppressor`
   deciding inside pynput's event tap (``darwin_intercept``)
 * typing: ``inject`` (Quartz events with Unicode strings)
 
@@ -27,8 +27,8 @@ import os
 import sys
 from typing import Callable, Optional, Sequence
 
-from daemon.platform.base import PlatformError
-from daemon.platform.hook_suppress import HookKeySuppressor
+from daemon.frontends.base import PlatformError
+from daemon.frontends.overlay.platform.hook_suppress import HookKeySuppressor
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +65,11 @@ def parts(accept_keys: Sequence[str]) -> list[Callable[[], object]]:
         import Quartz
     except ImportError as exc:
         raise PlatformError(f"the macOS backend needs pyobjc ({exc}); install it with `{PYOBJC_HINT}`") from exc
-    from daemon.platform.macos.ax import AX
-    from daemon.platform.macos.caret import MacCaretLocator
-    from daemon.platform.macos.focus import MacFocus
-    from daemon.platform.macos.inject import MacTextInjector
-    from daemon.platform.macos.keys import make_decoder, parse_mac_keys
+    from daemon.frontends.overlay.platform.macos.ax import AX
+    from daemon.frontends.overlay.platform.macos.caret import MacCaretLocator
+    from daemon.frontends.overlay.platform.macos.focus import MacFocus
+    from daemon.frontends.overlay.platform.macos.inject import MacTextInjector
+    from daemon.frontends.overlay.platform.macos.keys import make_decoder, parse_mac_keys
 
     try:
         parse_mac_keys(accept_keys)  # a config mistake is reported before anything starts

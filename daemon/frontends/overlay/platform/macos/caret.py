@@ -15,9 +15,9 @@ import logging
 import threading
 from typing import Any, Optional
 
-from daemon.platform.base import FocusState, Rect
-from daemon.platform.caret_geometry import pointer_caret
-from daemon.platform.macos.focus import ax_box_to_rect
+from daemon.frontends.base import FocusState, Rect
+from daemon.frontends.overlay.platform.caret_geometry import pointer_caret
+from daemon.frontends.overlay.platform.macos.focus import ax_box_to_rect
 
 log = logging.getLogger(__name__)
 

@@ -36,9 +36,9 @@ import logging
 import threading
 from typing import Any, Callable, Optional
 
-from daemon.platform.base import FocusState, Rect
-from daemon.platform.caret_geometry import Extents, caret_from_extents, usable
-from daemon.platform.utf16 import strip_lone_surrogates, utf16_len, utf16_prefix
+from daemon.frontends.base import FocusState, Rect
+from daemon.frontends.overlay.platform.caret_geometry import Extents, caret_from_extents, usable
+from daemon.frontends.overlay.platform.utf16 import strip_lone_surrogates, utf16_len, utf16_prefix
 
 log = logging.getLogger(__name__)
 

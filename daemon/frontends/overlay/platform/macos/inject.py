@@ -16,9 +16,9 @@ from __future__ import annotations
 import threading
 from typing import Union
 
-from daemon.platform.macos.keys import RETURN, TAB
-from daemon.platform.text_pieces import Key, text_pieces
-from daemon.platform.utf16 import utf16_chunks, utf16_len
+from daemon.frontends.overlay.platform.macos.keys import RETURN, TAB
+from daemon.frontends.overlay.platform.text_pieces import Key, text_pieces
+from daemon.frontends.overlay.platform.utf16 import utf16_chunks, utf16_len
 
 #: Longest string one event may carry, in UTF-16 code units.
 MAX_UNITS = 20

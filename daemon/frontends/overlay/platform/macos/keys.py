@@ -1,5 +1,5 @@
 """macOS key codes: key specs to virtual keycodes, and a Quartz event-tap
-event to a :class:`~daemon.platform.hook_suppress.RawKey`.
+event to a :class:`~daemon.frontends.overlay.platform.hook_suppress.RawKey`.
 
 Virtual keycodes name key positions (``kVK_*`` in Carbon's ``Events.h``),
 not characters.  Special keys have fixed codes; for characters the table
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from daemon.platform.hook_suppress import HookKey, RawKey, parse_hook_keys
+from daemon.frontends.overlay.platform.hook_suppress import HookKey, RawKey, parse_hook_keys
 
 KEY_DOWN, KEY_UP = 10, 11  #: kCGEventKeyDown, kCGEventKeyUp
 RETURN, TAB = 36, 48  #: kVK_Return, kVK_Tab

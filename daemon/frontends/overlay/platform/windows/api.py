@@ -15,7 +15,7 @@ import functools
 from ctypes import wintypes
 from typing import Any, Optional
 
-from daemon.platform.base import PlatformError
+from daemon.frontends.base import PlatformError
 
 # Fixed-size types spelled out: ``ctypes.wintypes`` maps DWORD and LONG to C
 # ``long``, which is 4 bytes on Windows but 8 on Linux and macOS, so the

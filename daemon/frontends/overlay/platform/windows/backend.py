@@ -3,7 +3,7 @@
 * focus: ``focus`` (foreground window, executable, password field
   via UI Automation when ``comtypes`` is installed, and classic edit styles)
 * caret: ``caret`` (system caret, physical -> Qt logical pixels)
-* accept keys: :class:`~daemon.platform.hook_suppress.HookKeySuppressor`
+* accept keys: :class:`~daemon.frontends.overlay.platform.hook_suppress.HookKeySuppressor`
   deciding inside pynput's low-level keyboard hook (``win32_event_filter``)
 * typing: ``inject`` (``SendInput`` with Unicode key events)
 
@@ -17,8 +17,8 @@ import logging
 import sys
 from typing import Callable, Sequence
 
-from daemon.platform.base import PlatformError
-from daemon.platform.hook_suppress import HookKeySuppressor
+from daemon.frontends.base import PlatformError
+from daemon.frontends.overlay.platform.hook_suppress import HookKeySuppressor
 
 log = logging.getLogger(__name__)
 
@@ -28,11 +28,11 @@ def parts(accept_keys: Sequence[str]) -> list[Callable[[], object]]:
     Raises ``PlatformError`` when this is not Windows or a key is invalid."""
     if not sys.platform.startswith(("win32", "cygwin")):
         raise PlatformError("the Windows backend runs on Windows only")
-    from daemon.platform.windows import api as windows_api
-    from daemon.platform.windows.caret import WindowsCaretLocator
-    from daemon.platform.windows.focus import WindowsFocus
-    from daemon.platform.windows.inject import WindowsTextInjector
-    from daemon.platform.windows.keys import decode_hook_event, held_modifiers, parse_vk_keys
+    from daemon.frontends.overlay.platform.windows import api as windows_api
+    from daemon.frontends.overlay.platform.windows.caret import WindowsCaretLocator
+    from daemon.frontends.overlay.platform.windows.focus import WindowsFocus
+    from daemon.frontends.overlay.platform.windows.inject import WindowsTextInjector
+    from daemon.frontends.overlay.platform.windows.keys import decode_hook_event, held_modifiers, parse_vk_keys
 
     user32 = windows_api.user32()
 
@@ -71,6 +71,6 @@ def _uia_probe() -> object | None:
         log.info("comtypes is not installed: password fields are recognised in classic "
                  "edit controls only (pip install comtypes)")
         return None
-    from daemon.platform.windows.uia import UiaPasswordProbe
+    from daemon.frontends.overlay.platform.windows.uia import UiaPasswordProbe
 
     return UiaPasswordProbe()

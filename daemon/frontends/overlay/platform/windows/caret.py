@@ -23,9 +23,9 @@ import ctypes
 import logging
 from typing import Optional
 
-from daemon.platform.base import FocusState, Rect
-from daemon.platform.caret_geometry import pointer_caret
-from daemon.platform.windows.api import (
+from daemon.frontends.base import FocusState, Rect
+from daemon.frontends.overlay.platform.caret_geometry import pointer_caret
+from daemon.frontends.overlay.platform.windows.api import (
     DPI_AWARENESS_UNAWARE,
     GUITHREADINFO,
     MDT_EFFECTIVE_DPI,
@@ -71,7 +71,7 @@ class WindowsCaretLocator:
 
     Fallback order: the accessible caret in the focus state (none of the
     Windows focus sources fill it today), the system caret of the foreground
-    window's GUI thread, then :func:`~daemon.platform.caret_geometry.pointer_caret`
+    window's GUI thread, then :func:`~daemon.frontends.overlay.platform.caret_geometry.pointer_caret`
     on the monitor under the pointer.
     """
 

@@ -24,8 +24,8 @@ import logging
 import ntpath
 from typing import Optional
 
-from daemon.platform.base import FocusState
-from daemon.platform.windows.api import (
+from daemon.frontends.base import FocusState
+from daemon.frontends.overlay.platform.windows.api import (
     DWORD,
     ES_PASSWORD,
     GUITHREADINFO,

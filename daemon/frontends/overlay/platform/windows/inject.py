@@ -20,10 +20,10 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
-from daemon.platform.base import PlatformError
-from daemon.platform.text_pieces import Key, text_pieces
-from daemon.platform.utf16 import utf16_units
-from daemon.platform.windows.api import (
+from daemon.frontends.base import PlatformError
+from daemon.frontends.overlay.platform.text_pieces import Key, text_pieces
+from daemon.frontends.overlay.platform.utf16 import utf16_units
+from daemon.frontends.overlay.platform.windows.api import (
     INPUT,
     INPUT_KEYBOARD,
     KEYEVENTF_EXTENDEDKEY,
@@ -31,7 +31,7 @@ from daemon.platform.windows.api import (
     KEYEVENTF_UNICODE,
     user32,
 )
-from daemon.platform.windows.keys import (
+from daemon.frontends.overlay.platform.windows.keys import (
     EXTENDED_MODIFIER_VKS,
     INJECTED_TAG,
     MENU_MODIFIER_VKS,

@@ -1,5 +1,5 @@
 """Windows key codes: key specs to virtual-key codes, and the low-level hook
-event to a :class:`~daemon.platform.hook_suppress.RawKey`.
+event to a :class:`~daemon.frontends.overlay.platform.hook_suppress.RawKey`.
 
 Pure (the OS calls are passed in), so it is tested on any system.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from daemon.platform.hook_suppress import HookKey, RawKey, parse_hook_keys
+from daemon.frontends.overlay.platform.hook_suppress import HookKey, RawKey, parse_hook_keys
 
 #: ``KBDLLHOOKSTRUCT.dwExtraInfo`` / ``KEYBDINPUT.dwExtraInfo`` of the keys
 #: ghosttype synthesises ("ghst"), so the accept-key filter never swallows the

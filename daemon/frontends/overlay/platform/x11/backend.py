@@ -9,11 +9,11 @@ these modules import Xlib.
 
 from __future__ import annotations
 
-from daemon.platform.x11.caret import X11CaretLocator
-from daemon.platform.x11.common import ModifierBits, open_display, require_xtest
-from daemon.platform.x11.focus import X11Focus
-from daemon.platform.x11.inject import X11TextInjector
-from daemon.platform.x11.suppress import DEFAULT_KEYS, X11KeySuppressor
+from daemon.frontends.overlay.platform.x11.caret import X11CaretLocator
+from daemon.frontends.overlay.platform.x11.common import ModifierBits, open_display, require_xtest
+from daemon.frontends.overlay.platform.x11.focus import X11Focus
+from daemon.frontends.overlay.platform.x11.inject import X11TextInjector
+from daemon.frontends.overlay.platform.x11.suppress import DEFAULT_KEYS, X11KeySuppressor
 
 __all__ = [
     "DEFAULT_KEYS",

@@ -8,9 +8,9 @@ from typing import Callable, Optional
 
 from Xlib import error
 
-from daemon.platform.base import FocusState, Rect
-from daemon.platform.caret_geometry import LINE_HEIGHT, MARGIN, POINTER_GAP, pointer_caret
-from daemon.platform.x11.common import open_display, window_rect
+from daemon.frontends.base import FocusState, Rect
+from daemon.frontends.overlay.platform.caret_geometry import LINE_HEIGHT, MARGIN, POINTER_GAP, pointer_caret
+from daemon.frontends.overlay.platform.x11.common import open_display, window_rect
 
 
 

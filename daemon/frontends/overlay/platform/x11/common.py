@@ -12,7 +12,7 @@ from typing import Optional
 from Xlib import X, XK, error
 from Xlib.display import Display
 
-from daemon.platform.base import PlatformError, Rect
+from daemon.frontends.base import PlatformError, Rect
 
 
 def open_display(name: str | None = None) -> Display:

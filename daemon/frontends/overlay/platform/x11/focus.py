@@ -8,8 +8,8 @@ import threading
 
 from Xlib import X, error
 
-from daemon.platform.base import FocusState
-from daemon.platform.x11.common import open_display
+from daemon.frontends.base import FocusState
+from daemon.frontends.overlay.platform.x11.common import open_display
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ class X11Focus:
 
     ``atspi`` is any object whose ``query()`` returns None or an answer with
     ``is_password``, ``text_before_caret``, ``caret`` (and optionally
-    ``app_name``) attributes, such as ``daemon.platform.atspi.AtspiAnswer``, or
+    ``app_name``) attributes, such as ``daemon.frontends.overlay.platform.atspi.AtspiAnswer``, or
     a plain 3-tuple; its answers fill the fields X11 cannot know.  A failing
     accessibility query is logged once and treated as "unknown".
     """
@@ -106,7 +106,7 @@ class X11Focus:
             answer = self._atspi.query()
             if not answer:
                 return state
-            if hasattr(answer, "is_password"):  # daemon.platform.atspi.AtspiAnswer
+            if hasattr(answer, "is_password"):  # daemon.frontends.overlay.platform.atspi.AtspiAnswer
                 is_password, text, caret = answer.is_password, answer.text_before_caret, answer.caret
                 app_name = str(getattr(answer, "app_name", "") or "")
                 ref = getattr(answer, "object_ref", None)

@@ -11,9 +11,9 @@ from typing import Optional
 from Xlib import X, XK, error
 from Xlib.ext import xtest
 
-from daemon.platform.base import PlatformError
-from daemon.platform.x11.common import MOD_MASKS, ModifierBits, open_display, require_xtest
-from daemon.platform.x11.keys import keysym_for_char
+from daemon.frontends.base import PlatformError
+from daemon.frontends.overlay.platform.x11.common import MOD_MASKS, ModifierBits, open_display, require_xtest
+from daemon.frontends.overlay.platform.x11.keys import keysym_for_char
 
 log = logging.getLogger(__name__)
 

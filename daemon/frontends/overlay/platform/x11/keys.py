@@ -3,7 +3,7 @@
 Pure parsing: needs python-xlib's keysym tables but no display, so it is unit
 tested without an X server.  Which ``ModN`` bit Alt, Super or NumLock live on
 depends on the server's modifier mapping; that resolution happens in
-``daemon.platform.x11.backend`` against a live connection (``ModifierBits``).
+``daemon.frontends.overlay.platform.x11.backend`` against a live connection (``ModifierBits``).
 """
 
 from __future__ import annotations

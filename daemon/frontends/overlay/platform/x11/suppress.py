@@ -14,9 +14,9 @@ from typing import Callable, Optional, Sequence
 from Xlib import X, error
 from Xlib.ext import xtest
 
-from daemon.platform.base import PlatformError
-from daemon.platform.x11.common import ModifierBits, open_display
-from daemon.platform.x11.keys import KeySpec, ignored_mask_combinations, modifier_mask, parse_keys
+from daemon.frontends.base import PlatformError
+from daemon.frontends.overlay.platform.x11.common import ModifierBits, open_display
+from daemon.frontends.overlay.platform.x11.keys import KeySpec, ignored_mask_combinations, modifier_mask, parse_keys
 
 log = logging.getLogger(__name__)
 

@@ -5,21 +5,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from typing import Callable, Mapping, Optional
 
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    ok: Optional[bool]  #: True ok, False problem, None warning / not applicable
-    detail: str
-    hint: str = ""
-
-    def line(self) -> str:
-        mark = {True: "ok  ", False: "FAIL", None: "warn"}[self.ok]
-        text = f"[{mark}] {self.name}: {self.detail}"
-        return text + (f"\n       fix: {self.hint}" if self.hint and self.ok is not True else "")
+from daemon.checks import CheckResult
 
 
 def check_display(env: Mapping[str, str]) -> CheckResult:

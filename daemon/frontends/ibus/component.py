@@ -32,7 +32,7 @@ import sys
 from typing import Mapping, Optional
 from xml.sax.saxutils import escape
 
-from daemon.doctor import CheckResult
+from daemon.checks import CheckResult
 from daemon.frontends.ibus.bus import ibus_address
 from daemon.frontends.ibus.service import ENGINE_NAME, component
 

@@ -21,7 +21,11 @@ log = logging.getLogger(__name__)
 
 def make_decoder_factory(config: Config) -> Callable[[], object]:
     """A callable that loads the configured model and returns a Decoder.  It
-    runs on the worker thread, so the UI is up while the model loads."""
+    runs on the worker thread, so the UI is up while the model loads.
+
+    This is where the daemon picks its model backend (a ``TokenLM`` from
+    :mod:`daemon.backends`): today llama.cpp in this process; a second backend
+    is chosen here too."""
 
     def build() -> object:
         from daemon.cpc.beam import Decoder

@@ -48,7 +48,7 @@ def check_platform(env: Mapping[str, str]) -> CheckResult:
 
 
 def check_keyboard_listener() -> CheckResult:
-    from daemon.capture.keyboard import KeyboardSource
+    from daemon.frontends.overlay.keyboard import KeyboardSource
 
     source = KeyboardSource(lambda _event: None, mouse=False)
     try:

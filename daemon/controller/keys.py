@@ -30,7 +30,7 @@ import re
 from typing import Optional
 
 from daemon.capture.events import KeyEvent, Kind
-from daemon.capture.keyboard import KeySpecError, normalize_key_spec
+from daemon.capture.keymap import KeySpecError, normalize_key_spec
 from daemon.capture.tracker import RESET_KINDS
 from daemon.worker import describe_exception
 

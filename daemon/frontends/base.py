@@ -99,7 +99,7 @@ class ListenerHook:
     On Windows (low-level keyboard hook) and macOS (event tap) the only way to
     swallow a key is to decide inside the hook that already delivers every key
     to pynput: a second hook would race the first.  A suppressor for those
-    systems therefore hands the keyboard adapter (``daemon.capture.keyboard``,
+    systems therefore hands the keyboard adapter (``daemon.frontends.overlay.keyboard``,
     the only module that knows pynput) this plain callable, and the adapter
     installs it through pynput's ``win32_event_filter`` / ``darwin_intercept``
     listener options.  Nothing here depends on pynput.

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.capture.keyboard import hook_options
+from daemon.frontends.overlay.keyboard import hook_options
 from daemon.frontends.overlay.platform import Platform, _assemble, select_platform
 from daemon.frontends.base import ListenerHook, PlatformError, Rect
 from daemon.frontends.overlay.platform.caret_geometry import LINE_HEIGHT, pointer_caret

@@ -87,7 +87,7 @@ def _import_lines(paths, modules: tuple[str, ...]) -> list[str]:
 
 
 def test_only_the_keyboard_adapter_imports_pynput():
-    adapter = ROOT / "daemon" / "capture" / "keyboard.py"
+    adapter = ROOT / "daemon" / "frontends" / "overlay" / "keyboard.py"
     paths = [p for pkg in ("daemon", "ui") for p in (ROOT / pkg).rglob("*.py") if p != adapter]
     assert _import_lines(paths, ("pynput",)) == []
 

@@ -2,7 +2,7 @@
 
 ibus-daemon hands the engine X keysyms already translated by the user's
 layout, plus the modifier state of that moment.  The translation into our
-event kinds reuses :class:`~daemon.capture.keyboard.KeyMapper` (the X11
+event kinds reuses :class:`~daemon.capture.keymap.KeyMapper` (the X11
 frontend's key mapper): this module only names each keysym the way that mapper
 expects (a special key's name or the character it types) and sets the held
 modifiers from the state IBus reports, which is more reliable than following
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from daemon.capture.events import KeyEvent, Kind
-from daemon.capture.keyboard import KeyMapper
+from daemon.capture.keymap import KeyMapper
 from daemon.frontends.ibus import wire
 
 #: Non-character keysyms -> the key names KeyMapper understands (pynput spelling).

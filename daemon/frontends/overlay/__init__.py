@@ -2,6 +2,8 @@
 
 * ``app.py``: the composition root (keyboard listener, platform, controller,
   worker, config watcher, the Qt front end); no logic.
+* ``keyboard.py``: the pynput listener (keys and clicks from outside the
+  applications); the only module that imports pynput.
 * ``platform/``: the OS backends behind :mod:`daemon.frontends.base`, one
   package per OS or display server, and the selector that picks one.
 * ``event_pump.py``: re-checks the focused field after bursts of

@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Optional, Protocol
 
-from daemon.capture.keyboard import KeyboardSource
+from daemon.frontends.overlay.keyboard import KeyboardSource
 from daemon.config import Config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller, UiSink

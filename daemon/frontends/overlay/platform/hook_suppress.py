@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from daemon.capture.keyboard import KeySpecError, normalize_key_spec
+from daemon.capture.keymap import KeySpecError, normalize_key_spec
 from daemon.frontends.base import ListenerHook
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ WM_KEYDOWN, WM_KEYUP, WM_SYSKEYDOWN, WM_SYSKEYUP = 0x0100, 0x0101, 0x0104, 0x010
 
 VK_BACK, VK_TAB, VK_RETURN, VK_PAUSE, VK_ESCAPE, VK_SPACE = 0x08, 0x09, 0x0D, 0x13, 0x1B, 0x20
 
-#: Canonical key names (``daemon.capture.keyboard.SPECIAL_KEYS``) -> VK codes.
+#: Canonical key names (``daemon.capture.keymap``) -> VK codes.
 VK_CODES: dict[str, int] = {
     "backspace": VK_BACK, "tab": VK_TAB, "enter": VK_RETURN, "pause": VK_PAUSE,
     "escape": VK_ESCAPE, "space": VK_SPACE,

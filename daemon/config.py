@@ -24,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from daemon.capture.keyboard import KeySpecError, normalize_key_spec
+from daemon.capture.keymap import KeySpecError, normalize_key_spec
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
 
 APP_NAME = "ghosttype"

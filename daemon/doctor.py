@@ -5,25 +5,13 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from typing import Callable, Mapping, Optional
 
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    ok: Optional[bool]  #: True ok, False problem, None warning / not applicable
-    detail: str
-    hint: str = ""
-
-    def line(self) -> str:
-        mark = {True: "ok  ", False: "FAIL", None: "warn"}[self.ok]
-        text = f"[{mark}] {self.name}: {self.detail}"
-        return text + (f"\n       fix: {self.hint}" if self.hint and self.ok is not True else "")
+from daemon.checks import CheckResult
 
 
 def check_display(env: Mapping[str, str]) -> CheckResult:
-    from daemon.platform.session import DisplayServer, detect_session
+    from daemon.frontends.session import DisplayServer, detect_session
 
     session = detect_session(env)
     if session.server is DisplayServer.X11:
@@ -43,8 +31,8 @@ def check_display(env: Mapping[str, str]) -> CheckResult:
 
 def check_platform(env: Mapping[str, str]) -> CheckResult:
     """Opens the real backend: focus, text injection, the accept-key suppressor."""
-    from daemon.platform import select_platform
-    from daemon.platform.base import PlatformError
+    from daemon.frontends.overlay.platform import select_platform
+    from daemon.frontends.base import PlatformError
 
     try:
         platform = select_platform(env, use_atspi=False)
@@ -60,7 +48,7 @@ def check_platform(env: Mapping[str, str]) -> CheckResult:
 
 
 def check_keyboard_listener() -> CheckResult:
-    from daemon.capture.keyboard import KeyboardSource
+    from daemon.frontends.overlay.keyboard import KeyboardSource
 
     source = KeyboardSource(lambda _event: None, mouse=False)
     try:
@@ -81,7 +69,7 @@ def check_keyboard_listener() -> CheckResult:
 
 def check_atspi() -> CheckResult:
     try:
-        from daemon.platform.atspi.reader import AtspiFocus
+        from daemon.frontends.overlay.platform.atspi.reader import AtspiFocus
     except ImportError as e:
         return CheckResult("accessibility (AT-SPI)", None, f"unavailable: {e}", "pip install jeepney")
     try:
@@ -103,7 +91,7 @@ def check_tray(env: Mapping[str, str]) -> CheckResult:
     if not env.get("DISPLAY"):
         return CheckResult("tray host", None, "no X display")
     try:
-        from daemon.platform.x11.common import open_display
+        from daemon.frontends.overlay.platform.x11.common import open_display
 
         display = open_display(env.get("DISPLAY"))
         try:
@@ -121,14 +109,14 @@ def check_tray(env: Mapping[str, str]) -> CheckResult:
 
 
 def check_model(model: str) -> CheckResult:
-    from daemon.llm.models import ModelLoadError, resolve_model
+    from daemon.backends.llamacpp.models import ModelLoadError, resolve_model
 
     try:
         path = resolve_model(model)
     except ModelLoadError as e:
         return CheckResult("model", False, str(e))
     try:
-        from daemon.llm.llama import LlamaLM
+        from daemon.backends.llamacpp.llama import LlamaLM
 
         start = time.perf_counter()
         lm = LlamaLM(str(path), n_ctx=512, n_seq_max=2)
@@ -169,7 +157,7 @@ def run_checks(config_path, env: Optional[Mapping[str, str]] = None,
     config_result, cfg = check_config(config_path)
     add(config_result)
     add(check_display(env))
-    from daemon.platform.session import DisplayServer, detect_session
+    from daemon.frontends.session import DisplayServer, detect_session
 
     native = detect_session(env).server in (DisplayServer.MACOS, DisplayServer.WINDOWS)
     if env.get("DISPLAY") or native:
@@ -179,7 +167,7 @@ def run_checks(config_path, env: Optional[Mapping[str, str]] = None,
         add(check_tray(env))
     if not native:  # AT-SPI is Linux's accessibility bus
         add(check_atspi())
-        from daemon.ibus.component import ibus_checks
+        from daemon.frontends.ibus.component import ibus_checks
 
         for result in ibus_checks(env):
             add(result)

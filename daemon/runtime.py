@@ -1,8 +1,8 @@
 """What every frontend of the daemon starts the same way: the configuration
 it begins with, and the suggestion worker that loads the model on its own thread.
 
-``ghosttype run`` (X11, :mod:`daemon.app`) and ``ghosttype ibus run``
-(:mod:`daemon.ibus.service`) both build their controller around these.
+``ghosttype run`` (X11, :mod:`daemon.frontends.overlay.app`) and ``ghosttype ibus run``
+(:mod:`daemon.frontends.ibus.service`) both build their controller around these.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from daemon.config import Config, ConfigError, ensure_config_file, load_config
 from daemon.controller import Controller
-from daemon.llm.threads import MachineBusy
+from daemon.backends.llamacpp.threads import MachineBusy
 from daemon.worker import SuggestionWorker
 
 log = logging.getLogger(__name__)
@@ -21,12 +21,16 @@ log = logging.getLogger(__name__)
 
 def make_decoder_factory(config: Config) -> Callable[[], object]:
     """A callable that loads the configured model and returns a Decoder.  It
-    runs on the worker thread, so the UI is up while the model loads."""
+    runs on the worker thread, so the UI is up while the model loads.
+
+    This is where the daemon picks its model backend (a ``TokenLM`` from
+    :mod:`daemon.backends`): today llama.cpp in this process; a second backend
+    is chosen here too."""
 
     def build() -> object:
         from daemon.cpc.beam import Decoder
-        from daemon.llm.llama import LlamaLM
-        from daemon.llm.models import resolve_model
+        from daemon.backends.llamacpp.llama import LlamaLM
+        from daemon.backends.llamacpp.models import resolve_model
 
         path = resolve_model(config.model)
         lm = LlamaLM(str(path), n_ctx=2048, n_seq_max=max(4, 2 * config.beam_width + 2),

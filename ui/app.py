@@ -1,6 +1,6 @@
 """The Qt front end of ``ghosttype run``: the QApplication, the ghost-text
 overlay, the tray and the mailbox, bundled behind the small ``FrontEnd`` shape
-that ``daemon.app`` drives.
+that ``daemon.frontends.overlay.app`` drives.
 
 Everything here lives on the GUI (main) thread; other threads reach it only
 through :attr:`QtFrontEnd.sink` (the mailbox).

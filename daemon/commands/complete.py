@@ -103,7 +103,7 @@ def make_params(args: argparse.Namespace, strategy: str, beam_width: int, *, pro
 
 def resolve(model: Optional[str]) -> str:
     """Path of the model file, or UsageError with the one-line fix."""
-    from daemon.llm.models import ModelLoadError, resolve_model
+    from daemon.backends.llamacpp.models import ModelLoadError, resolve_model
 
     try:
         return str(resolve_model(model))
@@ -114,8 +114,8 @@ def resolve(model: Optional[str]) -> str:
 def load_lm(model_path: str, n_seq_max: int = 8, batch_threads: Optional[int] = None) -> Any:
     """A ``LlamaLM`` on ``model_path``; load failures become UsageError.
     ``batch_threads`` fixes the threads of batch decodes (default: by load)."""
-    from daemon.llm.llama import LlamaLM
-    from daemon.llm.models import ModelLoadError
+    from daemon.backends.llamacpp.llama import LlamaLM
+    from daemon.backends.llamacpp.models import ModelLoadError
 
     try:
         return LlamaLM(model_path, n_seq_max=n_seq_max, batch_threads=batch_threads or None)

@@ -261,7 +261,7 @@ def _thresholds(spec: Optional[str]) -> list[float]:
 def run_vocab_mode(args: argparse.Namespace) -> int:
     from daemon.evaluation.report import vocab_table
     from daemon.evaluation.vocab_bench import run_vocab_bench
-    from daemon.llm.models import available_models
+    from daemon.backends.llamacpp.models import available_models
 
     files = _read_files(args.files)
     if args.model:

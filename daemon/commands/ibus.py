@@ -48,8 +48,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def _run(args: argparse.Namespace) -> int:
     from daemon.config import ConfigError
-    from daemon.ibus.bus import IBusUnavailable
-    from daemon.ibus.service import EngineProcess
+    from daemon.frontends.ibus.bus import IBusUnavailable
+    from daemon.frontends.ibus.service import EngineProcess
 
     path = pathlib.Path(args.config_path).expanduser() if args.config_path else default_config_path()
     overrides = {"model": args.model, "debounce_ms": args.debounce_ms}
@@ -61,18 +61,18 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _install(args: argparse.Namespace) -> int:
-    from daemon.ibus import component
+    from daemon.frontends.ibus import component
 
     return component.install(system=args.system, layout=args.layout)
 
 
 def _uninstall(args: argparse.Namespace) -> int:
-    from daemon.ibus import component
+    from daemon.frontends.ibus import component
 
     return component.uninstall(system=args.system)
 
 
 def _status(args: argparse.Namespace) -> int:
-    from daemon.ibus import component
+    from daemon.frontends.ibus import component
 
     return component.print_status()

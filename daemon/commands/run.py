@@ -38,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from daemon.app import Daemon, StartupError
+    from daemon.frontends.overlay.app import Daemon, StartupError
     from daemon.config import ConfigError
 
     overrides = {

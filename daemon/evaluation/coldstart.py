@@ -52,8 +52,8 @@ def cold_start_offset(decoder: Any, lm: Any, config: Any, text: str, offset: int
                       timeout_s: float = 120.0) -> tuple[Optional[float], float, bool]:
     """One cold start at ``offset``: (first_ms, final_ms, answered from the near window)."""
     from daemon.controller import Controller
-    from daemon.llm.threads import MachineBusy
-    from daemon.platform.base import FocusState
+    from daemon.backends.llamacpp.threads import MachineBusy
+    from daemon.frontends.base import FocusState
     from daemon.worker import SuggestionWorker
 
     lm.clear_cache()

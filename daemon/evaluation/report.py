@@ -10,7 +10,7 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 from daemon.evaluation.metrics import QualitySummary, SweepRow
-from daemon.evaluation.replay import ReplaySummary
+from daemon.evaluation.replay_summary import ReplaySummary
 from daemon.evaluation.vocab_bench import LookupTiming
 
 

@@ -9,7 +9,7 @@ from daemon.capture.events import KeyEvent, Kind
 from daemon.config import Config
 from daemon.controller import Controller, next_word
 from daemon.cpc.suggestion import Suggestion
-from daemon.platform.base import FocusState, Rect
+from daemon.frontends.base import FocusState, Rect
 from daemon.worker import SuggestionWorker
 from tests.daemon.fakes import FakeDecoder, FakeFocus, FakeInjector, FakeSuppressor, ManualWorker, RecordingSink
 
@@ -486,8 +486,8 @@ def test_nothing_typed_or_suggested_reaches_the_log(caplog):
 def real_decoder():
     try:
         from daemon.cpc.beam import Decoder
-        from daemon.llm.llama import LlamaLM
-        from daemon.llm.models import resolve_model
+        from daemon.backends.llamacpp.llama import LlamaLM
+        from daemon.backends.llamacpp.models import resolve_model
 
         lm = LlamaLM(str(resolve_model("smollm2")), n_ctx=1024, n_seq_max=4)
     except Exception as e:  # model package or llama.cpp missing

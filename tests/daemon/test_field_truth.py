@@ -10,8 +10,8 @@ from daemon.capture.events import KeyEvent, Kind
 from daemon.config import Config
 from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
-from daemon.field_anchor import FieldAnchor
-from daemon.platform.base import FieldLook, FocusState, Rect
+from daemon.controller.anchor import FieldAnchor
+from daemon.frontends.base import FieldLook, FocusState, Rect
 from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink
 
 CHAR_W = 8

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from daemon.doctor import check_display
-from daemon.ibus import component
+from daemon.frontends.ibus import component
 
 
 def test_component_xml_is_valid_and_names_the_engine():

@@ -9,8 +9,8 @@ import pytest
 from daemon.config import Config
 from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
-from daemon.ibus import wire
-from daemon.ibus.engine import GHOST_COLOUR, PROP_ENABLED, PROP_PAUSED, PROP_STATUS, IBusFrontend, app_from_client, continues
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.engine import GHOST_COLOUR, PROP_ENABLED, PROP_PAUSED, PROP_STATUS, IBusFrontend, app_from_client, continues
 from tests.daemon.fakes import ManualWorker
 
 TAB, ESC, LEFT, RIGHT, BACKSPACE = 0xFF09, 0xFF1B, 0xFF51, 0xFF53, 0xFF08

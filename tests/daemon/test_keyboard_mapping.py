@@ -14,7 +14,7 @@ from typing import Optional
 import pytest
 
 from daemon.capture.events import Kind
-from daemon.capture.keyboard import KeyMapper, KeySpecError, normalize_key_spec
+from daemon.capture.keymap import KeyMapper, KeySpecError, normalize_key_spec
 
 
 class Key(enum.Enum):  # names as in pynput.keyboard.Key
@@ -118,7 +118,7 @@ def test_real_pynput_classes_when_importable():
 
 
 def test_module_imports_without_pynput():
-    code = "import sys, daemon.capture.keyboard; print('pynput' in sys.modules)"
+    code = "import sys, daemon.frontends.overlay.keyboard; print('pynput' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "."})
     assert out.returncode == 0, out.stderr
@@ -137,7 +137,7 @@ class FakeListener:
 
 
 def test_watchdog_restarts_a_dead_listener():
-    from daemon.capture.keyboard import KeyboardSource
+    from daemon.frontends.overlay.keyboard import KeyboardSource
 
     events = []
     src = KeyboardSource(events.append, mouse=False)
@@ -159,7 +159,7 @@ def test_watchdog_restarts_a_dead_listener():
 
 
 def test_handler_exceptions_do_not_reach_pynput():
-    from daemon.capture.keyboard import KeyboardSource
+    from daemon.frontends.overlay.keyboard import KeyboardSource
 
     def boom(event):
         raise RuntimeError("handler bug")

@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from daemon.config import Config
-from daemon.event_pump import EventPump
+from daemon.frontends.overlay.event_pump import EventPump
 from daemon.logsetup import STATUS_LOGGER, set_level
 from daemon.notices import Notices, startup_line
 
@@ -110,7 +110,7 @@ def notification_server(tmp_path):
 @pytest.mark.e2e
 @pytest.mark.timeout(60)
 def test_a_real_notification_server_receives_the_error(notification_server) -> None:
-    from daemon.platform.notifications import DesktopNotifier
+    from daemon.frontends.overlay.platform.notifications import DesktopNotifier
     from tests.e2e.xserver import wait_until
 
     address, dunst = notification_server
@@ -122,6 +122,6 @@ def test_a_real_notification_server_receives_the_error(notification_server) -> N
 
 
 def test_no_server_means_false_not_an_exception(tmp_path) -> None:
-    from daemon.platform.notifications import DesktopNotifier
+    from daemon.frontends.overlay.platform.notifications import DesktopNotifier
 
     assert DesktopNotifier(f"unix:path={tmp_path}/nobus").notify("x", "y") is False

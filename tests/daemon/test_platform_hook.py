@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.capture.keyboard import hook_options
-from daemon.platform import Platform, _assemble, select_platform
-from daemon.platform.base import ListenerHook, PlatformError, Rect
-from daemon.platform.caret_geometry import LINE_HEIGHT, pointer_caret
-from daemon.platform.hook_suppress import (
+from daemon.frontends.overlay.keyboard import hook_options
+from daemon.frontends.overlay.platform import Platform, _assemble, select_platform
+from daemon.frontends.base import ListenerHook, PlatformError, Rect
+from daemon.frontends.overlay.platform.caret_geometry import LINE_HEIGHT, pointer_caret
+from daemon.frontends.overlay.platform.hook_suppress import (
     CallbackThread,
     HookKey,
     HookKeySuppressor,
@@ -25,8 +25,8 @@ from daemon.platform.hook_suppress import (
     parse_hook_keys,
     split_spec,
 )
-from daemon.platform.text_pieces import Key, text_pieces
-from daemon.platform.utf16 import strip_lone_surrogates, utf16_chunks, utf16_len, utf16_prefix, utf16_units
+from daemon.frontends.overlay.platform.text_pieces import Key, text_pieces
+from daemon.frontends.overlay.platform.utf16 import strip_lone_surrogates, utf16_chunks, utf16_len, utf16_prefix, utf16_units
 
 TAB, RIGHT = 9, 39
 CODES = {"tab": TAB, "right": RIGHT, "a": 65, "+": 187}
@@ -329,8 +329,8 @@ class Part:
 
 
 def fake_backend(monkeypatch, name, log, fail_at=None):
-    """Install a fake ``daemon.platform.<name>.backend`` whose ``parts`` records calls."""
-    module = types.ModuleType(f"daemon.platform.{name}.backend")
+    """Install a fake ``daemon.frontends.overlay.platform.<name>.backend`` whose ``parts`` records calls."""
+    module = types.ModuleType(f"daemon.frontends.overlay.platform.{name}.backend")
 
     def parts(accept_keys):
         log.append(("parts", tuple(accept_keys)))
@@ -349,7 +349,7 @@ def fake_backend(monkeypatch, name, log, fail_at=None):
         return [make(k) for k in ("focus", "caret", "injector", "suppressor")]
 
     module.parts = parts
-    monkeypatch.setitem(sys.modules, f"daemon.platform.{name}.backend", module)
+    monkeypatch.setitem(sys.modules, f"daemon.frontends.overlay.platform.{name}.backend", module)
 
 
 @pytest.mark.parametrize("os_name, name", [("darwin", "macos"), ("win32", "windows")])

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.platform.base import FocusState, Rect
-from daemon.platform.hook_suppress import HookKeySuppressor, RawKey
-from daemon.platform.macos.backend import permission_problems
-from daemon.platform.macos.focus import (
+from daemon.frontends.base import FocusState, Rect
+from daemon.frontends.overlay.platform.hook_suppress import HookKeySuppressor, RawKey
+from daemon.frontends.overlay.platform.macos.backend import permission_problems
+from daemon.frontends.overlay.platform.macos.focus import (
     MacFocus,
     app_id_from,
     ax_box_to_rect,
@@ -25,8 +25,8 @@ from daemon.platform.macos.focus import (
     read_window,
     tail_text,
 )
-from daemon.platform.macos.inject import MAX_UNITS, keystroke_plan
-from daemon.platform.macos.keys import (
+from daemon.frontends.overlay.platform.macos.inject import MAX_UNITS, keystroke_plan
+from daemon.frontends.overlay.platform.macos.keys import (
     KEY_DOWN,
     KEY_UP,
     RETURN,
@@ -37,7 +37,7 @@ from daemon.platform.macos.keys import (
     modifiers_from_flags,
     parse_mac_keys,
 )
-from daemon.platform.utf16 import utf16_len
+from daemon.frontends.overlay.platform.utf16 import utf16_len
 
 macos_only = pytest.mark.skipif(sys.platform != "darwin", reason="needs macOS")
 SHIFT, CTRL, ALT, CMD = 0x20000, 0x40000, 0x80000, 0x100000
@@ -377,8 +377,8 @@ def test_missing_input_monitoring_is_a_warning():
 def test_real_macos_backend_modules_import_pyobjc():  # pragma: no cover - macOS only
     import Quartz
 
-    from daemon.platform.macos.ax import AX
-    from daemon.platform.macos.inject import MacTextInjector
+    from daemon.frontends.overlay.platform.macos.ax import AX
+    from daemon.frontends.overlay.platform.macos.inject import MacTextInjector
 
     ax = AX()
     assert ax.attr(ax.system, "AXRole") in (None, "AXSystemWide")

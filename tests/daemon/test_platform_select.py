@@ -1,5 +1,5 @@
 """The platform selector, session detection, key-name parsing and the caret
-heuristic: everything of ``daemon.platform`` that needs no X server."""
+heuristic: everything of ``daemon.frontends.overlay.platform`` that needs no X server."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import sys
 import pytest
 from hypothesis import given, strategies as st
 
-from daemon.platform import ENV_OVERRIDE, select_platform
-from daemon.platform.base import PlatformError, Rect
-from daemon.platform.session import DisplayServer, detect_session
+from daemon.frontends.overlay.platform import ENV_OVERRIDE, select_platform
+from daemon.frontends.base import PlatformError, Rect
+from daemon.frontends.session import DisplayServer, detect_session
 
 xk = pytest.importorskip("Xlib.XK")
-from daemon.platform.x11 import keys as x11_keys  # noqa: E402  (needs python-xlib)
-from daemon.platform.x11.caret import X11CaretLocator, _scaled  # noqa: E402
+from daemon.frontends.overlay.platform.x11 import keys as x11_keys  # noqa: E402  (needs python-xlib)
+from daemon.frontends.overlay.platform.x11.caret import X11CaretLocator, _scaled  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 UNREACHABLE = ":987"  # no server listens there in the test environment
@@ -69,7 +69,7 @@ def test_wayland_without_xwayland_names_limitation_and_options(env):
 
 
 def test_xwayland_uses_x11_and_warns(caplog):
-    caplog.set_level(logging.WARNING, logger="daemon.platform")
+    caplog.set_level(logging.WARNING, logger="daemon.frontends.overlay.platform")
     env = {"WAYLAND_DISPLAY": "wayland-0", "DISPLAY": UNREACHABLE}
     with pytest.raises(PlatformError, match="cannot connect to the X server"):
         select_platform(env, os_name="linux", use_atspi=False)
@@ -107,8 +107,8 @@ def test_bad_accept_key_is_reported_before_connecting():
 
 
 def test_importing_platform_does_not_load_xlib():
-    """``daemon.platform.base`` is imported everywhere; it must stay light."""
-    code = "import sys, json, daemon.platform, daemon.platform.base, daemon.platform.session;" \
+    """``daemon.frontends.base`` is imported everywhere; it must stay light."""
+    code = "import sys, json, daemon.frontends.overlay.platform, daemon.frontends.base, daemon.frontends.session;" \
            "print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -250,7 +250,7 @@ def test_accessible_caret_is_used_as_is():
         def __init__(self):  # the accessible caret needs no X connection
             pass
 
-    from daemon.platform.base import FocusState
+    from daemon.frontends.base import FocusState
 
     caret = Rect(10, 20, 2, 16)
     assert NoDisplayLocator().caret_rect(FocusState(caret=caret)) == caret

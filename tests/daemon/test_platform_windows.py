@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.platform.base import Rect
-from daemon.platform.hook_suppress import HookKeySuppressor, RawKey
-from daemon.platform.windows.api import (
+from daemon.frontends.base import Rect
+from daemon.frontends.overlay.platform.hook_suppress import HookKeySuppressor, RawKey
+from daemon.frontends.overlay.platform.windows.api import (
     GUITHREADINFO,
     INPUT,
     INPUT_KEYBOARD,
@@ -23,9 +23,9 @@ from daemon.platform.windows.api import (
     RECT,
     rect_of,
 )
-from daemon.platform.windows.caret import caret_on_screen, to_logical
-from daemon.platform.windows.focus import edit_password, exe_stem, password_verdict
-from daemon.platform.windows.inject import (
+from daemon.frontends.overlay.platform.windows.caret import caret_on_screen, to_logical
+from daemon.frontends.overlay.platform.windows.focus import edit_password, exe_stem, password_verdict
+from daemon.frontends.overlay.platform.windows.inject import (
     KEYEVENTF_EXTENDEDKEY,
     KEYEVENTF_KEYUP,
     KEYEVENTF_UNICODE,
@@ -35,7 +35,7 @@ from daemon.platform.windows.inject import (
     to_inputs,
     with_modifiers_released,
 )
-from daemon.platform.windows.keys import (
+from daemon.frontends.overlay.platform.windows.keys import (
     INJECTED_TAG,
     WM_KEYDOWN,
     WM_KEYUP,
@@ -272,7 +272,7 @@ def test_password_verdict(uia, edit, verdict):
 
 @windows_only
 def test_real_windows_backend_builds_and_reads_focus():  # pragma: no cover - Windows only
-    from daemon.platform.windows import backend as windows
+    from daemon.frontends.overlay.platform.windows import backend as windows
 
     factories = windows.parts(["tab", "ctrl+right"])
     parts = [f() for f in factories]

@@ -16,8 +16,8 @@ from typing import Iterator
 
 import pytest
 
-from daemon.platform.atspi.bus import accessibility_bus_address
-from daemon.platform.base import PlatformError, Rect
+from daemon.frontends.overlay.platform.atspi.bus import accessibility_bus_address
+from daemon.frontends.base import PlatformError, Rect
 from tests.e2e.xserver import App, start_app, wait_until, x_env, xdotool, xvfb  # noqa: F401
 
 APP = Path(__file__).parent / "apps" / "qt_fields.py"

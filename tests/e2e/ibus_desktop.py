@@ -26,7 +26,7 @@ from typing import Iterator, Optional
 
 import pytest
 
-from daemon.ibus.bus import ibus_address
+from daemon.frontends.ibus.bus import ibus_address
 from tests.e2e.xserver import wait_until, x_env, xdotool
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

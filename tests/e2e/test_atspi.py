@@ -22,10 +22,10 @@ import pytest
 from jeepney import DBusAddress, Properties
 from jeepney.io.blocking import open_dbus_connection
 
-from daemon.platform.atspi.reader import AtspiAnswer, AtspiFocus
-from daemon.platform.atspi.bus import accessibility_bus_address
-from daemon.platform.atspi.focus_tracker import FocusTracker
-from daemon.platform.base import PlatformError
+from daemon.frontends.overlay.platform.atspi.reader import AtspiAnswer, AtspiFocus
+from daemon.frontends.overlay.platform.atspi.bus import accessibility_bus_address
+from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker
+from daemon.frontends.base import PlatformError
 from tests.e2e.a11y import APP, A11ySession, a11y, field_rect, inside, read_state, start_fields_app, window_rect  # noqa: F401
 from tests.e2e.xserver import App, start_app, wait_until, x_env, xdotool, xvfb  # noqa: F401
 

@@ -229,7 +229,7 @@ def test_disabling_in_the_config_file_stops_suggestions(desktop) -> None:
 @pytest.fixture
 def broken_model_desktop(xvfb: str, tmp_path: pathlib.Path):
     """The daemon configured with a truncated copy of the model."""
-    from daemon.llm.models import resolve_model
+    from daemon.backends.llamacpp.models import resolve_model
 
     broken = tmp_path / "truncated.gguf"
     with open(resolve_model("smollm2"), "rb") as model:

@@ -36,8 +36,8 @@ from typing import Callable, Iterator, Optional
 
 import pytest
 
-from daemon.platform.atspi.bus import TEXT
-from daemon.platform.atspi.reader import AtspiAnswer, AtspiFocus
+from daemon.frontends.overlay.platform.atspi.bus import TEXT
+from daemon.frontends.overlay.platform.atspi.reader import AtspiAnswer, AtspiFocus
 from tests.e2e.a11y import A11ySession, a11y  # noqa: F401  (fixtures)
 from tests.e2e.test_daemon_e2e import ARTIFACTS, Daemon, overlay_geometry, reference_suggestion, screenshot
 from tests.e2e.xserver import start_app, wait_until, xdotool, xvfb  # noqa: F401

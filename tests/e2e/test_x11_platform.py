@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from daemon.platform.base import FocusState, PlatformError
+from daemon.frontends.base import FocusState, PlatformError
 from tests.e2e.xserver import App, start_app, wait_until, xdotool, xvfb  # noqa: F401
 
 pytestmark = [
@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("xterm") is None, reason="xterm is not installed"),
 ]
 
-x11 = pytest.importorskip("daemon.platform.x11.backend")
+x11 = pytest.importorskip("daemon.frontends.overlay.platform.x11.backend")
 from Xlib import X, XK, Xatom, error  # noqa: E402  (after the importorskip above)
 from Xlib.display import Display  # noqa: E402
 
@@ -100,7 +100,7 @@ def test_focus_prefers_net_active_window(term: Terminal, xvfb: str):
 
 
 def test_focus_merges_accessibility_answer(term: Terminal):
-    from daemon.platform.base import Rect
+    from daemon.frontends.base import Rect
 
     class FakeAtspi:
         def query(self):
@@ -115,8 +115,8 @@ def test_focus_merges_accessibility_answer(term: Terminal):
 
 
 def test_focus_merges_atspi_answer_object(term: Terminal):
-    atspi = pytest.importorskip("daemon.platform.atspi.reader")
-    from daemon.platform.base import Rect
+    atspi = pytest.importorskip("daemon.frontends.overlay.platform.atspi.reader")
+    from daemon.frontends.base import Rect
 
     class FakeAtspi:
         def __init__(self, answer):
@@ -393,7 +393,7 @@ def test_disarm_and_rearm_regrab(term: Terminal):
 
 
 def test_select_platform_builds_x11(term: Terminal):
-    from daemon.platform import select_platform
+    from daemon.frontends.overlay.platform import select_platform
 
     platform = select_platform({"DISPLAY": term.display}, use_atspi=False)
     try:
@@ -406,7 +406,7 @@ def test_select_platform_builds_x11(term: Terminal):
 
 
 def test_select_platform_reports_unreachable_display():
-    from daemon.platform import select_platform
+    from daemon.frontends.overlay.platform import select_platform
 
     with pytest.raises(PlatformError, match="cannot connect to the X server"):
         select_platform({"DISPLAY": ":987"}, use_atspi=False)

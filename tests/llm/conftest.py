@@ -33,7 +33,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def smol_model_path() -> pathlib.Path:
     """Path of the embedded default model (SmolLM2-135M-Instruct Q4_1)."""
-    from daemon.llm.models import ModelLoadError, resolve_model
+    from daemon.backends.llamacpp.models import ModelLoadError, resolve_model
 
     try:
         return resolve_model("smollm2")
@@ -43,13 +43,13 @@ def smol_model_path() -> pathlib.Path:
 
 @pytest.fixture(scope="session")
 def smol_lm(smol_model_path: pathlib.Path) -> Iterator["object"]:
-    """One ``daemon.llm.llama.LlamaLM`` on SmolLM2 for the whole session.
+    """One ``daemon.backends.llamacpp.llama.LlamaLM`` on SmolLM2 for the whole session.
 
     n_ctx=2048 and n_seq_max=8 (the product defaults); deterministic batching.
     """
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed")
-    from daemon.llm.llama import LlamaLM
+    from daemon.backends.llamacpp.llama import LlamaLM
 
     lm = LlamaLM(str(smol_model_path), n_ctx=2048, n_seq_max=8)
     try:

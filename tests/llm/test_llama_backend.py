@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from daemon.cpc.lm import Cancelled, TokenLM
-from daemon.llm.llama import LlamaLM, ModelLoadError
+from daemon.backends.llamacpp.llama import LlamaLM, ModelLoadError
 
 pytestmark = pytest.mark.llm
 
@@ -268,7 +268,7 @@ def _write(path: pathlib.Path, data: bytes) -> pathlib.Path:
 def test_sentencepiece_vocabulary_round_trips_whitespace_runs():
     """Gemma 3 keeps runs of spaces/newlines as USER_DEFINED tokens: they are
     ordinary text and must have bytes (SentencePiece markers become spaces)."""
-    from daemon.llm.models import resolve_model
+    from daemon.backends.llamacpp.models import resolve_model
 
     try:
         path = resolve_model("gemma3-270m")

@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from daemon.llm import models
-from daemon.llm.models import ModelLoadError, ModelSpec, Part, available_models, resolve_model
+from daemon.backends.llamacpp import models
+from daemon.backends.llamacpp.models import ModelLoadError, ModelSpec, Part, available_models, resolve_model
 
 
 @pytest.fixture

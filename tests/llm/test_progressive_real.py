@@ -8,8 +8,8 @@ from daemon.cpc.beam import Decoder
 from daemon.cpc.progressive import WARM_CHUNK
 from daemon.cpc.suggestion import BeamParams
 from daemon.evaluation.replay import CountingLM, PlanRecordingDecoder
-from daemon.llm.llama import LlamaLM
-from daemon.llm.threads import BatchThreads
+from daemon.backends.llamacpp.llama import LlamaLM
+from daemon.backends.llamacpp.threads import BatchThreads
 
 TOPICS = ["the caret", "a small model", "the grey text", "the Tab key", "your own disk", "a busy CPU",
           "the first click", "a long email", "the cache", "a browser tab", "the input method", "a password"]

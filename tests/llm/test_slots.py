@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.llm.slots import CapacityError, KEEP_TAIL, SlotTable, schedule
+from daemon.backends.llamacpp.slots import CapacityError, KEEP_TAIL, SlotTable, schedule
 
 
 class FakeKV:
@@ -161,7 +161,7 @@ def test_long_tail_is_kept_in_its_slot_when_a_free_slot_exists():
 
 def test_schedule_is_fixed_and_chunked():
     seqs = [tuple(range(7)), (1, 2)]
-    from daemon.llm.slots import Assignment
+    from daemon.backends.llamacpp.slots import Assignment
 
     batches = list(schedule(seqs, [Assignment(0, 2), Assignment(1, 0)], 3))
     assert [len(b) for b in batches] == [3, 3, 1]

@@ -79,8 +79,8 @@ def test_smollm2_newline_run_case(smol_lm):
 
 
 def _other_lm(name: str):
-    from daemon.llm.llama import LlamaLM
-    from daemon.llm.models import ModelLoadError, resolve_model
+    from daemon.backends.llamacpp.llama import LlamaLM
+    from daemon.backends.llamacpp.models import ModelLoadError, resolve_model
 
     try:
         path = resolve_model(name)

@@ -81,7 +81,7 @@ def test_wheel_contents(dists):
     tops = {n.split("/", 1)[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"daemon", "ui"}
     for needed in ("daemon/__main__.py", "daemon/autostart.py", "daemon/commands/autostart.py",
-                   "daemon/cpc/beam.py", "daemon/llm/llama.py", "ui/app.py"):
+                   "daemon/cpc/beam.py", "daemon/backends/llamacpp/llama.py", "ui/app.py"):
         assert needed in names, needed
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n or n.endswith(".pyc")]
     assert "ghosttype = daemon.__main__:main" in entry_points

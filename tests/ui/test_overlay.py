@@ -24,7 +24,7 @@ if __name__ == "__main__":  # run as the screenshot scene: make the project impo
 
 import pytest
 
-from daemon.platform.base import Rect
+from daemon.frontends.base import Rect
 
 pytest.importorskip("PyQt6.QtWidgets")
 
@@ -442,7 +442,7 @@ def test_huge_caret_keeps_a_sane_size_and_sits_at_its_top(qapp: QApplication) ->
 
 
 def test_the_fields_font_is_used_when_reported(qapp: QApplication) -> None:
-    from daemon.platform.base import FieldLook
+    from daemon.frontends.base import FieldLook
     from ui.overlay import font_for_field
 
     font = font_for_field(_font(11), "DejaVu Serif", 16.0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.platform.atspi import constants as C
-from daemon.platform.atspi.reader import (
+from daemon.frontends.overlay.platform.atspi import constants as C
+from daemon.frontends.overlay.platform.atspi.reader import (
     at_line_end,
     caret_from_extents,
     font_from_attributes,
@@ -14,8 +14,8 @@ from daemon.platform.atspi.reader import (
     password_verdict,
     single_line,
 )
-from daemon.platform.caret_geometry import centre_in_single_line
-from daemon.platform.base import Rect
+from daemon.frontends.overlay.platform.caret_geometry import centre_in_single_line
+from daemon.frontends.base import Rect
 
 words = st.lists(st.integers(0, 2**32 - 1), min_size=0, max_size=3)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from daemon.field_anchor import ANCHOR_CHARS, FieldAnchor, field_agrees
+from daemon.controller.anchor import ANCHOR_CHARS, FieldAnchor, field_agrees
 
 texts = st.text(alphabet="ab \n\u00e9\U0001f600", max_size=40)
 

@@ -8,10 +8,10 @@ import pytest
 from jeepney import DBusAddress, Parser, new_signal
 
 from daemon.capture.events import Kind
-from daemon.ibus import wire
-from daemon.ibus.bus import address_file, ibus_address
-from daemon.ibus.keys import key_event, keysym_char
-from daemon.ibus.service import component
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.bus import address_file, ibus_address
+from daemon.frontends.ibus.keys import key_event, keysym_char
+from daemon.frontends.ibus.service import component
 
 
 def roundtrip(signature: str, body: tuple) -> tuple:
@@ -91,7 +91,7 @@ def test_keysym_char_covers_latin1_and_unicode_only():
 
 
 def test_address_file_follows_libibus(monkeypatch, tmp_path):
-    monkeypatch.setattr("daemon.ibus.bus.machine_id", lambda: "m1")
+    monkeypatch.setattr("daemon.frontends.ibus.bus.machine_id", lambda: "m1")
     env = {"HOME": str(tmp_path), "DISPLAY": ":3.0"}
     assert address_file(env) == tmp_path / ".config/ibus/bus/m1-unix-3"
     assert address_file({**env, "WAYLAND_DISPLAY": "wayland-0"}).name == "m1-unix-wayland-0"
@@ -103,7 +103,7 @@ def test_address_file_follows_libibus(monkeypatch, tmp_path):
 def test_ibus_address_reads_the_file_and_ignores_a_dead_daemon(monkeypatch, tmp_path):
     import os
 
-    monkeypatch.setattr("daemon.ibus.bus.machine_id", lambda: "m1")
+    monkeypatch.setattr("daemon.frontends.ibus.bus.machine_id", lambda: "m1")
     env = {"HOME": str(tmp_path), "DISPLAY": ":0"}
     f = address_file(env)
     f.parent.mkdir(parents=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.llm.threads import BatchThreads, CpuSampler, MachineBusy
+from daemon.backends.llamacpp.threads import BatchThreads, CpuSampler, MachineBusy
 
 
 class FakeSampler:

@@ -1,0 +1,247 @@
+"""The daemon's brain, shared by every frontend, free of GUI and OS specifics.
+
+Keystrokes come in (:meth:`Controller.on_key`), the :class:`InputTracker`
+follows the text before the caret, the :class:`~daemon.worker.SuggestionWorker`
+is asked for a completion, and results that still fit the text are shown
+through a :class:`~daemon.controller.ports.UiSink`.  While ghost text is
+visible the :class:`~daemon.frontends.base.KeySuppressor` is armed, so the
+accept keys are swallowed and reported to :meth:`Controller.on_suppressed_key`;
+at any other time they reach the application untouched.
+
+The class is assembled from one part per job:
+
+* :mod:`~daemon.controller.keys` (``KeyHandling``): keys in, typing through,
+  accept keys, inserting the accepted text, our own keys coming back.
+* :mod:`~daemon.controller.focus` (``FocusRules``): the focused field and the
+  privacy rules.
+* :mod:`~daemon.controller.field` (``FieldTruth``): which field, caret and text
+  a ghost belongs to: settling, anchors, field events, presenting.
+* :mod:`~daemon.controller.status` (``StatusAndSettings``): enabled, paused,
+  configuration, the model's state -> one status.
+* this module: all the state (declared in ``__init__``), wiring, and the
+  request cycle every part uses (ask, take a result, show or hide, reset).
+
+**Consistency.**  A result is for the buffer as it was when the request was
+made.  It is shown only if it is for the newest request and the buffer has
+since only grown by characters the suggestion itself predicted (typing
+through it); then the part not yet typed is shown.
+
+**Threads and the lock** (the rule every part follows; each part's module
+says which threads call it).  One re-entrant lock guards all state; the sink,
+the suppressor and the worker are called with it held (they must only queue
+work, never block or call back), while the focus query, the caret query and
+text injection (which may take tens of milliseconds) run without it and their
+outcome is re-validated afterwards.  :meth:`Controller.on_result` runs on the
+worker thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from typing import Optional
+
+from daemon.capture.tracker import InjectionEcho, InputTracker, Snapshot
+from daemon.config import Config
+from daemon.controller.anchor import FieldAnchor
+from daemon.controller.field import FieldTruth
+from daemon.controller.focus import FocusRules
+from daemon.controller.keys import KeyHandling
+from daemon.controller.ledger import SwallowLedger
+from daemon.controller.ports import Clock, ControllerState, UiSink, WorkerLike
+from daemon.controller.status import StatusAndSettings
+from daemon.cpc.suggestion import Suggestion
+from daemon.frontends.base import CaretLocator, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
+from daemon.worker import describe_exception
+
+log = logging.getLogger(__name__)
+
+
+class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
+    """See the module docstring.  Construct, then :meth:`attach_worker`."""
+
+    def __init__(
+        self,
+        config: Config,
+        sink: UiSink,
+        *,
+        worker: Optional[WorkerLike] = None,
+        injector: Optional[TextInjector] = None,
+        suppressor: Optional[KeySuppressor] = None,
+        focus: Optional[FocusInfo] = None,
+        caret: Optional[CaretLocator] = None,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._config = config
+        self._params = config.beam_params()
+        self._sink = sink
+        self._worker = worker
+        self._injector = injector
+        self._suppressor = suppressor
+        self._focus_info = focus
+        self._caret_locator = caret
+        self._clock = clock
+        self.tracker = InputTracker(config.buffer_chars)
+        self._echo = InjectionEcho(clock)
+        #: pairs only where the listener reports what the suppressor swallowed (X11, macOS)
+        self._ledger = SwallowLedger(clock, pairs=bool(getattr(suppressor, "listener_sees_swallowed", True)))
+        self._enabled = config.enabled
+        self._paused = False
+        self._blocked = ""
+        self._focus = FocusState()
+        self._request_id = 0
+        self._pending: Optional[tuple[int, Snapshot]] = None  #: newest request and the buffer it saw
+        self._pending_done = False  #: its final result has arrived
+        self._ghost = ""
+        self._armed = False
+        self._backend: tuple[str, str] = ("ready", "") if worker is not None else ("loading", "")
+        self._config_error = ""
+        self._status: Optional[tuple[str, str]] = None
+        #: (generation, focus, caret) of the settled reading for a buffer state
+        self._caret_cache: Optional[tuple[int, FocusState, Optional[Rect]]] = None
+        self._anchor: Optional[FieldAnchor] = None  #: the field state the visible ghost continues
+        #: the anchors since the ghost was shown, oldest first: the application
+        #: may not have caught up yet with characters typed through it
+        self._trail: list[FieldAnchor] = []
+        #: (window, field) the newest request's buffer belongs to
+        self._request_field: tuple[int, str] = (0, "")
+        self._key_time: Optional[float] = None  #: when the key behind the current buffer arrived
+        #: milliseconds from a key to its ghost text (most recent first out)
+        self.latencies_ms: collections.deque[float] = collections.deque(maxlen=2000)
+        self.counters: collections.Counter[str] = collections.Counter()
+
+    # ------------------------------------------------------------------ wiring
+
+    def attach_worker(self, worker: WorkerLike) -> None:
+        with self._lock:
+            self._worker = worker
+            worker.set_debounce(self._config.debounce_ms)
+            # A worker built around a ready decoder never reports a status.
+            if getattr(worker, "load_error", None):
+                self._backend = ("error", str(worker.load_error))  # type: ignore[attr-defined]
+            else:
+                self._backend = ("ready", "") if getattr(worker, "ready", True) else ("loading", "")
+            self._publish_status()
+
+    def start(self) -> None:
+        """Publish the initial status and look at the focused widget."""
+        with self._lock:
+            self._publish_status()
+        self.on_focus()
+
+    def close(self) -> None:
+        """Hide, stop swallowing keys and forget the buffer."""
+        with self._lock:
+            self._reset("close")
+            self._disarm()
+
+    # ------------------------------------------------------------------ introspection
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def visible(self) -> str:
+        with self._lock:
+            return self._ghost
+
+    @property
+    def buffer_text(self) -> str:
+        """The tracked text (in memory only; for tests and invariants)."""
+        with self._lock:
+            return self.tracker.text
+
+    def state(self) -> ControllerState:
+        with self._lock:
+            return ControllerState(
+                ghost=self._ghost,
+                buffer_chars=len(self.tracker),
+                armed=self._armed,
+                enabled=self._enabled,
+                paused=self._paused,
+                blocked=self._blocked,
+                status=self._status or ("", ""),
+            )
+
+    # ------------------------------------------------------------------ the request cycle (lock held unless said)
+
+    def on_result(self, request_id: int, suggestion: Suggestion, final: bool) -> None:
+        """A (partial or final) result from the worker."""
+        with self._lock:
+            if not self._active() or self._pending is None or self._pending[0] != request_id:
+                self.counters["stale_results"] += 1
+                return
+            typed = self.tracker.typed_since(self._pending[1])
+            if typed is None:
+                self.counters["stale_results"] += 1
+                return
+            if final:
+                self._pending_done = True
+            text = suggestion.visible
+            if not text.startswith(typed) or len(text) == len(typed):
+                if final:
+                    self._hide()
+                    if typed:  # typed past what this request could know: ask again
+                        self._request()
+                return
+            rest = text[len(typed):]
+            if rest == self._ghost:
+                return
+            self._set_ghost(rest)
+            generation = self.tracker.generation
+        self._present(generation, rest)
+
+    def _request(self) -> None:
+        if self._worker is None or not self._active():
+            return
+        text = self.tracker.text
+        if not text.strip() or self._focus.at_line_end is False:
+            self._pending = None
+            self._worker.cancel()
+            return
+        self._request_id += 1
+        self._request_field = (self._focus.window_id, self._focus.field_id)
+        self._pending = (self._request_id, self.tracker.snapshot())
+        self._pending_done = False
+        self.counters["requests"] += 1
+        self._worker.submit(self._request_id, text, self._params)
+
+    def _set_ghost(self, text: str) -> None:
+        self._ghost = text
+        if text and not self._armed and self._suppressor is not None:
+            try:
+                self._suppressor.arm(self.on_suppressed_key)
+                self._armed = True
+            except Exception as e:
+                log.error("cannot grab the accept keys: %s", describe_exception(e))
+
+    def _hide(self) -> None:
+        if self._ghost:
+            self._ghost = ""
+            self._sink.hide()
+        self._anchor = None
+        self._trail = []
+        self._disarm()
+
+    def _disarm(self) -> None:
+        if self._armed and self._suppressor is not None:
+            try:
+                self._suppressor.disarm()
+            except Exception as e:
+                log.error("cannot release the accept keys: %s", describe_exception(e))
+        self._armed = False
+
+    def _reset(self, why: str) -> None:
+        """Hide, forget the text, drop pending work (privacy and consistency)."""
+        self._hide()
+        self.tracker.clear()
+        self._echo.clear()
+        self._ledger.clear()
+        self._pending = None
+        if self._worker is not None:
+            self._worker.cancel()
+        log.debug("buffer cleared (%s)", why)

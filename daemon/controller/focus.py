@@ -1,0 +1,91 @@
+"""Which field has focus, and whether capture is allowed there: the part of
+the :class:`~daemon.controller.Controller` that applies the privacy rules.
+
+Disabled, paused, a denylisted application or a password field (or an
+unidentifiable field with ``unknown_fields = "skip"``): the buffer is
+cleared, nothing is captured and nothing is suggested.  Nothing here logs
+text, only lengths.
+
+A focus change with the field's text (accessibility, or the surrounding text
+an input method hands over) replaces the key buffer and warms the model's
+cache for it; moving to another window without readable text forgets it.
+
+Threads: :meth:`on_focus` is called by the key handling after keys that may
+move focus, by the frontend's housekeeping and focus watchers, and by
+:meth:`~daemon.controller.field.FieldTruth.on_field_event`.  The focus query
+runs without the lock and may take tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from daemon.frontends.base import FocusState
+from daemon.worker import describe_exception
+
+log = logging.getLogger(__name__)
+
+
+class FocusRules:
+    """Part of :class:`~daemon.controller.Controller`: the focused field and the privacy rules."""
+
+    def on_focus(self, state: Optional[FocusState] = None, only_if_changed: bool = False) -> None:
+        """The focused widget may have changed: query it (unless ``state`` is
+        given, e.g. by a platform focus watcher) and apply the privacy rules."""
+        with self._lock:
+            generation = self.tracker.generation
+            previous = self._focus
+        if state is None:
+            if self._focus_info is None:
+                return
+            try:
+                state = self._focus_info.current()
+            except Exception as e:
+                log.warning("focus query failed: %s", describe_exception(e))
+                state = FocusState()
+        with self._lock:
+            if (only_if_changed and state.window_id == previous.window_id
+                    and state.field_id == previous.field_id and state.is_password == previous.is_password):
+                self._focus = state
+                return
+            self._focus = state
+            if self._update_block():
+                return
+            if state.text_before_caret is not None and self.tracker.generation == generation:
+                self._hide()
+                self.tracker.replace(state.text_before_caret)
+                self._pending = None
+                if self._worker is not None and self._active() and self.tracker.text.strip():
+                    self._worker.prefill(self.tracker.text, self._params)
+            elif state.window_id != previous.window_id and self.tracker.generation == generation:
+                self._reset("focus")
+
+    def _update_block(self) -> bool:
+        """Apply the privacy rules to the focused widget (lock held); True
+        when capture is off there."""
+        blocked = self._block_reason(self._focus)
+        if blocked != self._blocked:
+            log.info("capture %s in this window%s", "off" if blocked else "on", f" ({blocked})" if blocked else "")
+        self._blocked = blocked
+        if blocked:
+            self._reset("blocked")
+        return bool(blocked)
+
+    def _block_reason(self, state: FocusState) -> str:
+        if self._config.is_denied(state.app_id):
+            return "denylisted application"
+        if state.is_password:
+            return "password field"
+        if state.is_password is None and self._config.unknown_fields == "skip":
+            return "unidentified field"
+        return ""
+
+    def _read_focus(self) -> Optional[FocusState]:
+        if self._focus_info is None:
+            return None
+        try:
+            return self._focus_info.current()
+        except Exception as e:
+            log.warning("focus query failed: %s", describe_exception(e))
+            return None

@@ -1,0 +1,517 @@
+"""The IBus engine's state machine, free of D-Bus.
+
+ibus-daemon creates one engine object per input context (roughly: per
+toplevel window of each application) and tells the engine which one has focus.
+:class:`IBusFrontend` is the one object per process that the shared
+:class:`~daemon.controller.Controller` talks to: it is the controller's
+:class:`~daemon.controller.UiSink` (show / hide / status), its
+:class:`~daemon.platform.base.TextInjector` (commit) and its
+:class:`~daemon.platform.base.KeySuppressor` (while a suggestion is visible the
+accept keys are consumed instead of passed on).  Everything it shows or
+commits goes to the focused :class:`Engine` only.
+
+:class:`Engine` turns the calls ibus-daemon makes on one engine object (keys,
+focus, surrounding text, content type, reset, property clicks) into controller
+calls, and the controller's decisions into the engine's signals through an
+:class:`EngineOutput` (the D-Bus layer sends them; tests record them).
+
+Rules worth knowing:
+
+* Keys pass through (``process_key`` returns False) unless a suggestion is
+  being accepted (Tab, Ctrl+Right: consumed, press and release) or dismissed
+  (Esc: consumed).  The application inserts typed characters itself.
+* **What is on screen and what the engine believes never diverge.**  A key
+  passes through only after ``process_key`` has answered, so nothing the
+  engine shows while handling a key may reach the application before that
+  key: desktops turn an unhandled key into a commit (KWin's IBus input
+  method: ``commit_string``), and text-input clients drop an open preedit
+  at a commit; Chromium inserts the key inside an open preedit, Qt draws it
+  after.  So while a key is being handled, hiding happens at once, but
+  showing (a new suggestion, or one advanced by typing through it) waits
+  until the answer to the key has been sent (:meth:`Engine.key_done`, which
+  the D-Bus layer calls right after the reply); and an open *preedit* is
+  closed before any key other than a modifier passes through, then drawn
+  again after it.  The popup is not part of the application's text and
+  stays up.
+* Display (``ibus_display = "auto"``): the preedit only where it is drawn grey
+  and stays private, i.e. a GTK3 application through its IBus module that is
+  not a browser; the popup everywhere else (GNOME Shell and KWin forward no
+  colours, GTK4 and Qt draw the preedit like typed text, a web page reads
+  preedit as the field's value), as long as a panel draws popups (GNOME
+  Shell, ibus-ui-gtk3); with no panel the preedit is the only display.
+* Context: the text before the caret as the controller tracks it from keys,
+  re-synchronised from the field's own surrounding text when the client sends
+  one (GTK, Qt, Firefox): when that text does not continue what we tracked
+  (a click, an edit by the application), the field's text wins.  A field
+  that reports its text a key late (Firefox on KWin) is not a change: text
+  equal to what we tracked before one of the last :data:`LAG_KEYS` keys
+  counts as agreeing.
+* Each focus-in starts a new field id; a result for an older field is dropped
+  by the controller (its buffer generation moved on), and showing goes only to
+  the engine focused now.
+* Privacy: PASSWORD / PIN purposes and the PRIVATE hint are treated like a
+  password field (no capture, no suggestion); TERMINAL follows the
+  ``ibus_terminals`` setting; the denylist applies to the application named
+  in the IBus client name (``gtk3-im:gedit`` -> ``gedit``; GNOME Shell on
+  Wayland names every client ``gnome-shell``, so there it cannot apply).
+
+Threads: ibus calls arrive on the D-Bus thread; results arrive on the worker
+thread through the sink.  The frontend's own lock guards only which engine is
+focused and whether keys are armed, and is never held while calling the
+controller (which may call back into the sink).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import threading
+from typing import Callable, Optional, Protocol
+
+from daemon.capture.events import KeyEvent, Kind
+from daemon.controller import Controller, event_spec
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.keys import key_event
+from daemon.frontends.base import FocusState, Rect
+
+log = logging.getLogger(__name__)
+
+#: Colour of the suggestion drawn as preedit (0xRRGGBB), where the toolkit honours it.
+GHOST_COLOUR = 0x808080
+#: Client names whose preedit is drawn grey (the IBus module of GTK 3); every
+#: other client draws it like typed text or drops its colours: GNOME Shell and
+#: KWin (client ``wayland``) forward only text and cursor, GTK 4 ignores
+#: colours, Qt draws it black.
+_GREY_PREEDIT_PREFIXES = ("gtk3-im:",)
+#: Applications whose pages can read preedit text as the field's content
+#: (``textarea.value``, composition events): browsers and Electron apps.
+_WEB_APPS = ("firefox", "chromium", "chrome", "brave", "msedge", "microsoft-edge", "vivaldi", "opera",
+             "epiphany", "electron", "code", "codium", "cursor", "slack", "discord", "signal", "teams",
+             "obsidian", "thunderbird")
+#: How many of the last keys a field's reported text may lag behind.
+LAG_KEYS = 2
+
+PROP_ENABLED = "ghosttype.enabled"
+PROP_PAUSED = "ghosttype.paused"
+PROP_STATUS = "ghosttype.status"
+
+
+class EngineOutput(Protocol):
+    """The signals of one engine object (sent by the D-Bus layer)."""
+
+    def commit_text(self, text: str) -> None: ...
+
+    def update_preedit(self, text: str, attrs: list[wire.Attribute], cursor: int, visible: bool) -> None: ...
+
+    def update_auxiliary(self, text: str, visible: bool) -> None: ...
+
+    def register_properties(self, props: list[wire.Property]) -> None: ...
+
+    def update_property(self, prop: wire.Property) -> None: ...
+
+    def require_surrounding_text(self) -> None: ...
+
+
+def app_from_client(client: str) -> str:
+    """The application named in an IBus client name, lower case ("" when the
+    client does not name one: ``gnome-shell``, ``fake``, ``xim``...)."""
+    if ":" not in client:
+        return ""
+    name = client.split(":", 1)[1].strip()
+    return name.rsplit("/", 1)[-1].lower()
+
+
+def continues(tracked: str, field: str) -> bool:
+    """True when the field's text before the caret is what we tracked, as far
+    as both go (either may be cut: our buffer is bounded, clients send a
+    window or one paragraph)."""
+    if field == tracked:
+        return True
+    if not tracked:
+        return False  # we know nothing, the field does: learn it
+    return field.endswith(tracked) or tracked.endswith(field)
+
+
+class IBusFrontend:
+    """The controller's sink, injector and key suppressor; see the module docstring.
+
+    Construct, build the :class:`Controller` with this object as ``sink``,
+    ``injector`` and ``suppressor``, then :meth:`attach`.
+    """
+
+    #: Swallowed accept keys never reach a key listener here (the engine
+    #: consumed them), so the controller must not wait for an echo of them.
+    listener_sees_swallowed = False
+    #: Committed text does not come back as key events.
+    echoes = False
+
+    def __init__(self, prediction_hint: bool = False) -> None:
+        self._lock = threading.Lock()
+        self._focused: Optional[Engine] = None
+        self._engines: list[Engine] = []
+        self._on_accept: Optional[Callable[[str], None]] = None
+        self._status: tuple[str, str] = ("loading", "")
+        self._field_ids = itertools.count(1)
+        self.controller: Optional[Controller] = None
+        self.prediction_hint = prediction_hint
+        #: whether a panel (GNOME Shell, ibus-ui-gtk3) draws the popup; None
+        #: until the D-Bus layer knows (then a panel is assumed)
+        self.panel: Optional[bool] = None
+
+    def attach(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def new_engine(self, output: EngineOutput) -> "Engine":
+        engine = Engine(self, output)
+        with self._lock:
+            self._engines.append(engine)
+        return engine
+
+    def drop_engine(self, engine: "Engine") -> None:
+        with self._lock:
+            if engine in self._engines:
+                self._engines.remove(engine)
+        engine.focus_out()
+
+    def next_field_id(self) -> int:
+        return next(self._field_ids)
+
+    @property
+    def focused(self) -> Optional["Engine"]:
+        with self._lock:
+            return self._focused
+
+    def set_focused(self, engine: Optional["Engine"]) -> Optional["Engine"]:
+        with self._lock:
+            previous, self._focused = self._focused, engine
+            return previous
+
+    def unfocus(self, engine: "Engine") -> bool:
+        with self._lock:
+            if self._focused is engine:
+                self._focused = None
+                return True
+            return False
+
+    @property
+    def armed(self) -> bool:
+        with self._lock:
+            return self._on_accept is not None
+
+    def accept(self, spec: str) -> None:
+        """The focused engine consumed an armed accept key."""
+        with self._lock:
+            on_accept = self._on_accept
+        if on_accept is not None:
+            on_accept(spec)
+
+    @property
+    def status(self) -> tuple[str, str]:
+        return self._status
+
+    # -- UiSink (any thread; the controller may hold its lock) ------------------------
+
+    def show(self, text: str, caret: Optional[Rect]) -> None:
+        engine = self.focused
+        if engine is not None:
+            engine.display(text)
+
+    def hide(self) -> None:
+        engine = self.focused
+        if engine is not None:
+            engine.display("")
+
+    def set_status(self, state: str, message: str) -> None:
+        self._status = (state, message)
+        with self._lock:
+            engines = list(self._engines)
+        for engine in engines:
+            engine.publish_properties(update=True)
+
+    # -- TextInjector -----------------------------------------------------------------
+
+    def type_text(self, text: str) -> None:
+        engine = self.focused
+        if engine is None:
+            raise RuntimeError("no focused input context to commit to")
+        engine.output.commit_text(text)
+
+    # -- KeySuppressor ----------------------------------------------------------------
+
+    def arm(self, on_key: Callable[[str], None]) -> None:
+        with self._lock:
+            self._on_accept = on_key
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._on_accept = None
+
+    def close(self) -> None:
+        self.disarm()
+
+
+class Engine:
+    """One IBus engine object (one input context); see the module docstring."""
+
+    def __init__(self, frontend: IBusFrontend, output: EngineOutput) -> None:
+        self.frontend = frontend
+        self.output = output
+        self.client = ""
+        self.capabilities = 0
+        self.purpose = wire.PURPOSE_FREE_FORM
+        self.hints = 0
+        self._field = 0
+        self._surrounding: Optional[tuple[str, int, int]] = None
+        self._surrounding_fresh = False
+        self._keys_since_focus = 0
+        #: the tracked text before each of the last keys (a lagging field may report one)
+        self._before_keys: collections.deque[str] = collections.deque(maxlen=LAG_KEYS)
+        self._swallowed: set[int] = set()
+        self._shown: tuple[str, str] = ("", "")  #: (text, "preedit" | "popup") currently displayed
+        self._in_key = False  #: a key press is being handled: showing waits for key_done()
+        self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
+        self._lock = threading.Lock()
+
+    @property
+    def controller(self) -> Controller:
+        assert self.frontend.controller is not None, "IBusFrontend.attach() was not called"
+        return self.frontend.controller
+
+    # -- what the controller sees of this field ---------------------------------------
+
+    def app_id(self) -> str:
+        return app_from_client(self.client)
+
+    def is_private(self) -> bool:
+        """No capture, no suggestion (treated like a password field)."""
+        if self.purpose in (wire.PURPOSE_PASSWORD, wire.PURPOSE_PIN) or self.hints & wire.HINT_PRIVATE:
+            return True
+        return self.purpose == wire.PURPOSE_TERMINAL and self.controller.config.ibus_terminals == "skip"
+
+    def focus_state(self, text_before_caret: Optional[str] = None) -> FocusState:
+        return FocusState(app_id=self.app_id(), window_id=self._field, is_password=self.is_private(),
+                          text_before_caret=text_before_caret)
+
+    def display_mode(self) -> str:
+        """``preedit`` or ``popup`` for this client (see the module docstring)."""
+        mode = self.controller.config.ibus_display
+        if mode != "auto":
+            return mode
+        if self.capabilities and not self.capabilities & wire.CAP_PREEDIT_TEXT:
+            return "popup"
+        if self.frontend.panel is False:
+            return "preedit"  # nothing would draw a popup
+        app = self.app_id()
+        if self.client.startswith(_GREY_PREEDIT_PREFIXES) and not any(w in app for w in _WEB_APPS):
+            return "preedit"
+        return "popup"
+
+    # -- calls from ibus-daemon -------------------------------------------------------
+
+    def process_key(self, keyval: int, keycode: int, state: int) -> bool:
+        """True when the key is consumed (the application never sees it).
+        What the key shows waits for :meth:`key_done`, which must follow
+        once the answer has been sent (see the module docstring)."""
+        if state & wire.RELEASE_MASK:
+            with self._lock:
+                if keyval in self._swallowed:
+                    self._swallowed.discard(keyval)
+                    return True
+            return False
+        with self._lock:
+            self._in_key = True
+            self._after_key = None
+        if self.frontend.focused is not self:
+            self.focus_in()  # a client without focus events (no CAP_FOCUS)
+        self._sync_surrounding()
+        self._keys_since_focus += 1
+        event = key_event(keyval, state)
+        consumed = self._decide(keyval, event)
+        if not consumed and event.kind is not Kind.MODIFIER:
+            self._close_preedit()
+        return consumed
+
+    def _decide(self, keyval: int, event: KeyEvent) -> bool:
+        spec = event_spec(event)
+        controller = self.controller
+        if controller.visible:
+            cfg = controller.config
+            if self.frontend.armed and spec in (cfg.accept_key, cfg.accept_word_key):
+                self._swallow(keyval)
+                self.frontend.accept(spec)
+                return True
+            if spec == cfg.dismiss_key or event.kind is Kind.ESCAPE:
+                controller.on_key(event)
+                self._swallow(keyval)
+                return True
+        self._before_keys.append(controller.buffer_text)
+        controller.on_key(event)
+        return False
+
+    def key_done(self) -> None:
+        """The answer to the key press has been sent: the application has the
+        key (or knows it was consumed), so what waited for it is shown now."""
+        with self._lock:
+            if not self._in_key:
+                return
+            self._in_key = False
+            text, self._after_key = self._after_key, None
+            if text:
+                self._render(text)
+
+    def focus_in(self, object_path: str = "", client: Optional[str] = None) -> None:
+        if client is not None:
+            self.client = client
+        self._field = self.frontend.next_field_id()
+        self._keys_since_focus = 0
+        self._before_keys.clear()
+        self._surrounding = None
+        self._surrounding_fresh = False
+        # Nothing is focused while the controller switches fields: a result
+        # for the old field that is being shown right now goes nowhere, and
+        # once on_focus() returns no result for it can be shown any more.
+        previous = self.frontend.set_focused(None)
+        if previous is not None and previous is not self:
+            previous.display("")
+        log.debug("focus in (field %d, client %s)", self._field, self.client or "unnamed")
+        self.controller.on_focus(self.focus_state())
+        self.frontend.set_focused(self)
+        self.publish_properties(update=False)
+        self.output.require_surrounding_text()
+
+    def focus_out(self, object_path: str = "") -> None:
+        if self.frontend.unfocus(self):  # from now on nothing is shown here
+            # A new, empty field id: the controller resets and cancels pending work,
+            # so a late result cannot paint anywhere.
+            self.controller.on_focus(FocusState(window_id=self.frontend.next_field_id()))
+        self.display("")
+
+    def reset(self) -> None:
+        """The client reset the context (a click, a programmatic change)."""
+        self.display("")
+        if self.frontend.focused is self:
+            self.controller.on_key(KeyEvent(Kind.CARET_MOVED, name="reset"))
+
+    def enable(self) -> None:
+        self.output.require_surrounding_text()
+
+    def disable(self) -> None:
+        self.focus_out()
+
+    def set_capabilities(self, caps: int) -> None:
+        self.capabilities = caps
+
+    def set_content_type(self, purpose: int, hints: int) -> None:
+        if (purpose, hints) == (self.purpose, self.hints):
+            return
+        self.purpose, self.hints = purpose, hints
+        if self.frontend.focused is self:
+            self.controller.on_focus(self.focus_state())
+
+    def set_surrounding_text(self, text: str, cursor: int, anchor: int) -> None:
+        self._surrounding = (text, cursor, anchor)
+        self._surrounding_fresh = True
+        if self._keys_since_focus == 0 and self.frontend.focused is self:
+            self._sync_surrounding()  # the field's text at focus-in: context before any key
+
+    def property_activate(self, name: str, state: int) -> None:
+        controller = self.controller
+        checked = state == wire.PROP_STATE_CHECKED
+        if name == PROP_ENABLED:
+            controller.set_enabled(checked)
+        elif name == PROP_PAUSED:
+            controller.set_paused(checked)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _swallow(self, keyval: int) -> None:
+        with self._lock:
+            self._swallowed.add(keyval)
+
+    def _sync_surrounding(self) -> None:
+        """Compare the field's newest text with ours (see the module docstring)."""
+        if not self._surrounding_fresh or self._surrounding is None:
+            return
+        self._surrounding_fresh = False
+        text, cursor, anchor = self._surrounding
+        before = text[: min(cursor, anchor)]
+        if continues(self.controller.buffer_text, before):
+            self._before_keys.clear()
+            return
+        if any(continues(earlier, before) for earlier in self._before_keys):
+            log.debug("the field's text lags the keys: kept the tracked text")
+            return
+        log.debug("surrounding text differs from the tracked text: taking the field's (%d chars)", len(before))
+        self.controller.on_focus(self.focus_state(text_before_caret=before))
+
+    def display(self, text: str) -> None:
+        """Show ``text`` as the suggestion ("" hides it).  While a key press is
+        being handled, hiding happens at once and showing waits for
+        :meth:`key_done`."""
+        with self._lock:
+            if self._in_key:
+                self._after_key = text or None
+                if text:
+                    return
+            self._render(text)
+
+    def _close_preedit(self) -> None:
+        """A key is about to pass through: close an open preedit first (it
+        is drawn again after the key, if it is still wanted)."""
+        with self._lock:
+            text, mode = self._shown
+            if mode != "preedit" or not text:
+                return
+            if self._in_key and self._after_key is None:
+                self._after_key = text
+            self._shown = ("", "")
+            self._draw(mode, "")
+
+    def _render(self, text: str) -> None:
+        """Lock held: draw ``text`` ("" hides) unless it is what is shown.
+        The signals are sent under the lock, so two threads never draw out
+        of order."""
+        mode = self.display_mode() if text else self._shown[1]
+        if (text, mode) == self._shown or (not text and not self._shown[0]):
+            return
+        old_mode = self._shown[1]
+        self._shown = (text, mode if text else "")
+        if text and old_mode and old_mode != mode:
+            self._draw(old_mode, "")
+        if text:
+            log.debug("suggestion shown as %s (%d chars)", mode, len(text))
+        self._draw(mode, text)
+
+    def _draw(self, mode: str, text: str) -> None:
+        if mode == "popup":
+            self.output.update_auxiliary(text, bool(text))
+        else:
+            attrs = wire.ghost_attributes(len(text), GHOST_COLOUR, self.frontend.prediction_hint) if text else []
+            # Cursor 0: the caret stays before the suggestion.
+            self.output.update_preedit(text, attrs, 0, bool(text))
+
+    @property
+    def shown(self) -> str:
+        with self._lock:
+            return self._shown[0]
+
+    def publish_properties(self, update: bool) -> None:
+        controller = self.frontend.controller
+        if controller is None:
+            return
+        st = controller.state()
+        status, message = self.frontend.status
+        props = [
+            wire.Property(PROP_ENABLED, "Suggestions enabled", type=wire.PROP_TYPE_TOGGLE,
+                          state=wire.PROP_STATE_CHECKED if st.enabled else wire.PROP_STATE_UNCHECKED),
+            wire.Property(PROP_PAUSED, "Paused", type=wire.PROP_TYPE_TOGGLE,
+                          state=wire.PROP_STATE_CHECKED if st.paused else wire.PROP_STATE_UNCHECKED),
+            wire.Property(PROP_STATUS, f"ghosttype: {status}" + (f" ({message})" if message else ""),
+                          sensitive=False),
+        ]
+        if update:
+            for p in props:
+                self.output.update_property(p)
+        else:
+            self.output.register_properties(props)

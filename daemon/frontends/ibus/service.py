@@ -1,0 +1,169 @@
+"""Composition root of ``ghosttype ibus run``: builds the pieces and wires them.
+
+    ibus-daemon -> IBusService (D-Bus thread) -> Engine -> Controller -> SuggestionWorker
+    Controller -> IBusFrontend (sink, injector, suppressor) -> focused Engine -> signals
+    ConfigWatcher (watchdog thread) -> Controller.apply_config
+
+The same Controller, worker, config and privacy rules as ``ghosttype run``;
+no Qt, no keyboard listener, no platform backend.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from typing import Optional
+
+from daemon import __version__
+from daemon.config import Config
+from daemon.config_watch import ConfigWatcher
+from daemon.controller import Controller
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
+from daemon.frontends.ibus.engine import IBusFrontend
+from daemon.logsetup import set_level, setup_logging
+from daemon.runtime import load_startup_config, new_worker
+
+log = logging.getLogger(__name__)
+
+ENGINE_NAME = "ghosttype"
+BUS_NAME = "org.freedesktop.IBus.GhostType"
+HOMEPAGE = ""
+#: ibus-daemon versions that understand IBUS_ATTR_PREEDIT_PREDICTION.
+PREDICTION_HINT_SINCE = (1, 5, 33)
+
+
+def engine_desc(layout: str = "default", variant: str = "") -> wire.EngineDesc:
+    """The engine's description.  ``layout`` is the keyboard layout GNOME
+    applies while the engine is the input source; ``"default"`` leaves the
+    layout in use as it is (GNOME applies nothing for it)."""
+    return wire.EngineDesc(
+        name=ENGINE_NAME, longname="ghosttype", description="Local AI autocomplete: grey suggestion, Tab accepts",
+        language="en", license="MIT", author="ghosttype", icon="", layout=layout, layout_variant=variant, rank=0,
+        symbol="G", version=__version__,
+    )
+
+
+def component(exec_line: str = "", layout: str = "default", variant: str = "") -> wire.Component:
+    """The component: ``exec_line`` is the command ibus-daemon runs (empty
+    when the engine registers itself at run time)."""
+    return wire.Component(
+        name=BUS_NAME, description="ghosttype autocomplete engine", version=__version__, license="MIT",
+        author="ghosttype", homepage=HOMEPAGE, exec=exec_line, textdomain="",
+        engines=(engine_desc(layout, variant),),
+    )
+
+
+def since_process_start_ms() -> float:
+    """Milliseconds since this process was created (interpreter start included)."""
+    import psutil
+
+    return (time.time() - psutil.Process().create_time()) * 1000.0
+
+
+def ibus_version() -> Optional[tuple[int, ...]]:
+    """The installed IBus version (``ibus version``), or None."""
+    exe = shutil.which("ibus")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "version"], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+class EngineProcess:
+    """Builds and runs the engine; :meth:`run` blocks until ibus-daemon goes away."""
+
+    def __init__(self, config_path: pathlib.Path, overrides: dict, log_level: Optional[str] = None,
+                 started_by_ibus: bool = False) -> None:
+        self.config_path = config_path
+        self.overrides = overrides
+        self.log_level = log_level
+        self.started_by_ibus = started_by_ibus
+        self._worker_lock = threading.Lock()
+        self._worker = None
+        self._controller: Optional[Controller] = None
+        self._service: Optional[IBusService] = None
+
+    def run(self) -> int:
+        config, config_error = load_startup_config(self.config_path, self.overrides)
+        setup_logging(self.log_level or config.log_level)
+        if config_error:
+            log.error("config: %s (using defaults until it is fixed)", config_error.splitlines()[0])
+        address = ibus_address()
+        if address is None:
+            raise IBusUnavailable("no ibus-daemon is running for this session (start it with `ibus-daemon -d`, "
+                                  "or select ghosttype as an input source)")
+        frontend = IBusFrontend()
+        controller = Controller(config, frontend, injector=frontend, suppressor=frontend)
+        frontend.attach(controller)
+        self._controller = controller
+        # Register before anything slow (the model loads on the worker's
+        # thread afterwards): a desktop gives a selected engine only a few
+        # seconds to appear.  Keys pass through untouched until the model is ready.
+        service = IBusService(address, frontend)
+        self._service = service
+        if self.started_by_ibus:
+            service.request_name(BUS_NAME)
+        else:
+            service.register_component(component())
+        log.info("registered with ibus-daemon %.0f ms after the process started", since_process_start_ms())
+        try:
+            service.watch_panel()
+        except IBusUnavailable as e:
+            log.warning("cannot tell whether an IBus panel runs (%s): assuming one does", e)
+        self._worker = new_worker(config, controller)
+        controller.attach_worker(self._worker)
+        self._worker.start()
+        if config_error:
+            controller.on_config_error(config_error)
+        controller.start()
+        version = ibus_version()
+        frontend.prediction_hint = version is not None and version >= PREDICTION_HINT_SINCE
+        watcher = ConfigWatcher(
+            self.config_path,
+            on_change=lambda cfg: self._apply_config(cfg.with_overrides(**self.overrides)),
+            on_error=controller.on_config_error,
+            current=config,
+        )
+        watcher.start()
+        previous = {s: signal.signal(s, lambda *_: service.stop()) for s in (signal.SIGTERM, signal.SIGINT)}
+        log.info("ghosttype IBus engine running (%s, config %s)",
+                 "started by ibus-daemon" if self.started_by_ibus else "registered at run time", self.config_path)
+        try:
+            service.run()
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+            for step, action in (("config watcher", watcher.stop), ("controller", controller.close),
+                                 ("worker", lambda: self._worker.stop()), ("connection", service.close)):
+                try:
+                    action()
+                except Exception:
+                    log.exception("stopping the %s failed", step)
+            log.info("ghosttype IBus engine stopped")
+        return 0
+
+    def _apply_config(self, config: Config) -> None:
+        controller = self._controller
+        if controller is None:
+            return
+        old = controller.config
+        set_level(config.log_level if self.log_level is None else self.log_level)
+        controller.apply_config(config)
+        if (config.model, config.beam_width) != (old.model, old.beam_width):
+            with self._worker_lock:
+                old_worker, self._worker = self._worker, new_worker(config, controller)
+                controller.attach_worker(self._worker)
+                self._worker.start()
+            old_worker.stop()
+            log.info("model settings changed: reloading the model")

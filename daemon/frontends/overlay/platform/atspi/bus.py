@@ -1,0 +1,201 @@
+"""Connections to the AT-SPI accessibility bus, and bounded method calls on it.
+
+AT-SPI (the Linux accessibility protocol) runs on its own D-Bus bus, separate
+from the session bus; the session bus service ``org.a11y.Bus`` hands out its
+address.  This module finds that bus and wraps jeepney's blocking connection
+so that every call has a deadline and reports failure as one exception type
+(``AtspiCallError``), because applications on the accessibility bus come and
+go, hang, or implement only part of the protocol, and none of that may ever
+block or crash the daemon.
+
+Only ``daemon.frontends.overlay.platform.atspi.reader*`` modules import jeepney.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from jeepney import DBusAddress, MatchRule, MessageType, Properties, message_bus, new_method_call
+from jeepney.io.blocking import DBusConnection, open_dbus_connection
+
+from daemon.frontends.base import PlatformError
+
+#: Every accessible object implements this interface.
+ACCESSIBLE = "org.a11y.atspi.Accessible"
+TEXT = "org.a11y.atspi.Text"
+COMPONENT = "org.a11y.atspi.Component"
+REGISTRY_BUS = "org.a11y.atspi.Registry"
+REGISTRY_PATH = "/org/a11y/atspi/registry"
+REGISTRY_IFACE = "org.a11y.atspi.Registry"
+#: The desktop object: its children are the accessible applications.
+DESKTOP_PATH = "/org/a11y/atspi/accessible/root"
+#: Every application exposes its root accessible at this path on its own bus name.
+APP_ROOT_PATH = "/org/a11y/atspi/accessible/root"
+EVENT_OBJECT = "org.a11y.atspi.Event.Object"
+
+#: Coordinate type for Text/Component geometry calls: 0 = screen.
+COORD_SCREEN = 0
+
+
+class AtspiCallError(Exception):
+    """A call on the accessibility bus failed, timed out or returned nonsense.
+
+    ``timed_out`` with ``bus_name`` lets callers avoid an application that has
+    stopped answering instead of waiting for it again on every keystroke.
+    """
+
+    def __init__(self, message: str, bus_name: str = "", timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.bus_name = bus_name
+        self.timed_out = timed_out
+
+
+def accessibility_bus_address(session_bus: str = "SESSION", timeout: float = 2.0) -> str:
+    """Ask the session bus for the accessibility bus address.
+
+    ``org.a11y.Bus`` is D-Bus activatable (at-spi-bus-launcher), so this call
+    also starts the accessibility bus and registry when they are installed but
+    not running yet; hence the longer timeout than for ordinary calls.
+
+    Raises ``PlatformError`` with a fix hint when there is no session bus or no
+    accessibility bus.
+    """
+    session = _session(session_bus)
+    try:
+        launcher = DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Bus")
+        try:
+            reply = session.send_and_get_reply(new_method_call(launcher, "GetAddress"), timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise PlatformError(f"AT-SPI is unavailable: the accessibility bus did not answer ({exc})") from exc
+        if reply.header.message_type != MessageType.method_return or not reply.body or not reply.body[0]:
+            detail = reply.body[0] if reply.body else "no address"
+            raise PlatformError(
+                f"AT-SPI is unavailable: no accessibility bus ({detail}); install at-spi2-core"
+            )
+        return str(reply.body[0])
+    finally:
+        session.close()
+
+
+def _session(session_bus: str):
+    try:
+        return open_dbus_connection(session_bus)
+    except KeyError as exc:
+        raise PlatformError(
+            "AT-SPI is unavailable: no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set); "
+            "run inside a desktop session or dbus-run-session"
+        ) from exc
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise PlatformError(f"AT-SPI is unavailable: cannot connect to the D-Bus session bus ({exc})") from exc
+
+
+def set_toolkit_accessibility(enabled: bool, session_bus: str = "SESSION", timeout: float = 1.0) -> bool:
+    """Set ``org.a11y.Status.IsEnabled`` and return its previous value.
+
+    Qt (and other toolkits) only expose their widgets on the accessibility
+    bus while this session-wide flag is on (or when forced with
+    ``QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1``); running Qt apps follow a change
+    within about a second.  It is the switch screen readers flip.  On GNOME
+    the bus launcher also stores it in the ``toolkit-accessibility`` setting,
+    so callers should restore the previous value when they are done.
+
+    Raises ``PlatformError`` when the session bus or the launcher is missing.
+    """
+    session = _session(session_bus)
+    try:
+        status = DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Status")
+        try:
+            before = session.send_and_get_reply(Properties(status).get("IsEnabled"), timeout=timeout)
+            reply = session.send_and_get_reply(Properties(status).set("IsEnabled", "b", bool(enabled)),
+                                               timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise PlatformError(f"AT-SPI status did not answer ({exc})") from exc
+        if MessageType.error in (before.header.message_type, reply.header.message_type):
+            raise PlatformError("AT-SPI status cannot be changed (is at-spi2-core installed?)")
+        return bool(before.body[0][1])
+    finally:
+        session.close()
+
+
+class AtspiBus:
+    """One connection to the accessibility bus with deadline-bounded calls.
+
+    Safe to share between threads: calls are serialised by a lock (a blocking
+    jeepney connection is not re-entrant).  A reply that arrives after its
+    deadline is read and discarded by the next call, so one slow application
+    cannot desynchronise later calls.
+    """
+
+    def __init__(self, address: str, timeout: float = 0.08) -> None:
+        try:
+            self._conn: DBusConnection = open_dbus_connection(address, auth_timeout=1.0)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise PlatformError(f"AT-SPI is unavailable: cannot connect to the accessibility bus ({exc})") from exc
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def unique_name(self) -> str:
+        return str(self._conn.unique_name)
+
+    def call(
+        self,
+        bus_name: str,
+        path: str,
+        interface: str,
+        method: str,
+        signature: str | None = None,
+        body: tuple = (),
+        timeout: float | None = None,
+    ) -> tuple:
+        """Call a method and return the reply body; raise ``AtspiCallError``
+        on an error reply, a timeout or a broken connection."""
+        address = DBusAddress(path, bus_name=bus_name, interface=interface)
+        return self._send(new_method_call(address, method, signature, body), timeout, bus_name)
+
+    def get_property(self, bus_name: str, path: str, interface: str, name: str,
+                     timeout: float | None = None) -> Any:
+        """Read one D-Bus property (the variant is unwrapped)."""
+        address = DBusAddress(path, bus_name=bus_name, interface=interface)
+        body = self._send(Properties(address).get(name), timeout, bus_name)
+        try:
+            _signature, value = body[0]
+        except (IndexError, TypeError, ValueError) as exc:
+            raise AtspiCallError(f"malformed property reply for {interface}.{name}") from exc
+        return value
+
+    def add_match(self, rule: MatchRule) -> None:
+        """Ask the bus daemon to route signals matching ``rule`` to us."""
+        self._send(new_method_call(message_bus, "AddMatch", "s", (rule.serialise(),)), None)
+
+    def receive(self, timeout: float):
+        """Next incoming message (for the signal listener); raises
+        ``TimeoutError`` when none arrives in time."""
+        with self._lock:
+            return self._conn.receive(timeout=timeout)
+
+    def _send(self, message, timeout: float | None, bus_name: str = "") -> tuple:
+        with self._lock:
+            if self._closed:
+                raise AtspiCallError("connection closed")
+            try:
+                reply = self._conn.send_and_get_reply(
+                    message, timeout=self.timeout if timeout is None else timeout
+                )
+            except TimeoutError as exc:
+                raise AtspiCallError("timed out", bus_name, timed_out=True) from exc
+            except (OSError, ValueError) as exc:
+                # ValueError: jeepney could not parse what arrived.
+                raise AtspiCallError(f"connection failed: {exc}") from exc
+        if reply.header.message_type == MessageType.error:
+            name = reply.header.fields.get(4, "error")  # HeaderFields.error_name
+            raise AtspiCallError(str(name), bus_name)
+        return reply.body
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()

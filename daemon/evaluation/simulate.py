@@ -171,8 +171,8 @@ def simulate_user(
     keystroke.  ``on_key(done, total)`` reports progress in characters."""
     from daemon.controller import Controller, next_word
     from daemon.evaluation.replay import RecordingSink, key_event
-    from daemon.llm.threads import MachineBusy
-    from daemon.platform.base import FocusState
+    from daemon.backends.llamacpp.threads import MachineBusy
+    from daemon.frontends.base import FocusState
     from daemon.worker import SuggestionWorker
 
     field_ = SimulatedField(text[:start])

@@ -5,7 +5,7 @@ ibus-daemon passes an unhandled key on when it gets the engine's answer to
 ``ProcessKeyEvent``; a preedit or popup signal sent before that answer
 reaches the application before the key (KDE's route then drops the preedit,
 Chromium swallows the key into it).  This drives the real D-Bus layer
-(:class:`~daemon.ibus.bus.IBusService` with the real engine and controller)
+(:class:`~daemon.frontends.ibus.bus.IBusService` with the real engine and controller)
 over a private ``dbus-daemon``, with a second connection in ibus-daemon's
 place that calls the engine and records what arrives, in order.
 """
@@ -24,9 +24,9 @@ from jeepney.io.blocking import open_dbus_connection
 from daemon.config import Config
 from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
-from daemon.ibus import wire
-from daemon.ibus.bus import IBusService
-from daemon.ibus.engine import IBusFrontend
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.bus import IBusService
+from daemon.frontends.ibus.engine import IBusFrontend
 from tests.daemon.fakes import ManualWorker
 
 

@@ -84,12 +84,16 @@ def test_wide_beam_finds_the_exhaustive_maximum(stable, remainder, seed):
 
 
 @settings(max_examples=200, deadline=None)
-@given(_stable, _remainder, st.integers(0, 10_000), st.integers(1, 3))
-def test_never_worse_than_greedy_masking(stable, remainder, seed, k):
-    """Greedy masking's path is the best partial beam at every step until a
-    complete covering beats it, so even ``k = 1`` finds one at least as likely."""
+@given(_stable, _remainder, st.integers(0, 10_000))
+def test_k1_is_never_worse_than_greedy_masking(stable, remainder, seed):
+    """With one beam, greedy masking's path is the best partial beam at every
+    step until a complete covering beats it, so ``k = 1`` finds one at least
+    as likely.  (A wider beam carries no such guarantee: other prefixes whose
+    extensions score higher can push greedy's path out of the ``k`` best and
+    still end worse, e.g. stable [1, 1, 3], remainder b"bbaa", seed 2926,
+    k = 2; a beam wide enough is checked against the exhaustive maximum above.)"""
     lm = ScriptedLM(PIECES, eog=[EOG], seed=seed)
-    result = cover(lm, VocabIndex(PIECES), stable, remainder, beam_width=k)
+    result = cover(lm, VocabIndex(PIECES), stable, remainder, beam_width=1)
     expected = greedy_masking(lm, stable, remainder)
     assert result.found == (expected is not None)
     if expected is not None:

@@ -125,7 +125,7 @@ def ibus_address(env: Optional[Mapping[str, str]] = None) -> Optional[str]:
 
 
 class EngineSignals:
-    """:class:`~daemon.ibus.engine.EngineOutput` of one engine object: D-Bus signals."""
+    """:class:`~daemon.frontends.ibus.engine.EngineOutput` of one engine object: D-Bus signals."""
 
     def __init__(self, conn: DBusConnection, path: str) -> None:
         self._conn = conn

@@ -5,8 +5,8 @@ toplevel window of each application) and tells the engine which one has focus.
 :class:`IBusFrontend` is the one object per process that the shared
 :class:`~daemon.controller.Controller` talks to: it is the controller's
 :class:`~daemon.controller.UiSink` (show / hide / status), its
-:class:`~daemon.platform.base.TextInjector` (commit) and its
-:class:`~daemon.platform.base.KeySuppressor` (while a suggestion is visible the
+:class:`~daemon.frontends.base.TextInjector` (commit) and its
+:class:`~daemon.frontends.base.KeySuppressor` (while a suggestion is visible the
 accept keys are consumed instead of passed on).  Everything it shows or
 commits goes to the focused :class:`Engine` only.
 

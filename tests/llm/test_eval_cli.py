@@ -35,7 +35,7 @@ def ghosttype(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def text_file(tmp_path_factory: pytest.TempPathFactory, smol_model_path: pathlib.Path) -> pathlib.Path:
-    pytest.importorskip("llama_cpp")
+    import llama_cpp  # noqa: F401  (a dependency)
     path = tmp_path_factory.mktemp("eval") / "sample.txt"
     path.write_text(TEXT, encoding="utf-8")
     return path

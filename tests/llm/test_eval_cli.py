@@ -128,8 +128,13 @@ def test_cold_start_json_schema(tmp_path):
     assert {"p50_ms", "p95_ms", "p50_final_ms", "p95_final_ms", "n"} <= set(cold)
     assert cold["n"] == 2 and cold["shown"] <= 2 and cold["near_window"] == 2
     assert 0 < cold["p50_final_ms"] <= cold["p95_final_ms"]
-    if cold["shown"]:
-        assert cold["p50_ms"] <= cold["p50_final_ms"] + 1e-6
+    if cold["shown"] == cold["n"]:
+        # Each start's first suggestion comes no later than its final one.  (With
+        # some starts withheld the two percentiles are over different starts and
+        # need not be ordered.)
+        assert 0 < cold["p50_ms"] <= cold["p50_final_ms"] + 1e-6
+    elif cold["shown"]:
+        assert 0 < cold["p50_ms"] <= cold["p95_ms"]
     else:  # every suggestion withheld by the confidence gate: no percentile, not NaN
         assert cold["p50_ms"] is None and cold["p95_ms"] is None
     assert "cold starts" in out.stdout

@@ -36,12 +36,12 @@ TEST_TIMEOUT_S = 420
 
 
 def _prerequisites() -> None:
-    for tool in ("gnome-shell", "ibus-daemon", "dbus-run-session", "unshare", "runuser", "gsettings",
-                 "useradd", "userdel"):
-        needs.tool(tool)
     if os.geteuid() != 0:
         # .ci/run runs as root; a developer's unprivileged run cannot start this session.
         pytest.skip("needs root to run GNOME Shell as an unprivileged user in a private mount namespace")
+    for tool in ("gnome-shell", "ibus-daemon", "dbus-run-session", "unshare", "runuser", "gsettings",
+                 "useradd", "userdel"):
+        needs.tool(tool)
 
 
 @pytest.fixture(scope="module")

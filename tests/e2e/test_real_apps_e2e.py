@@ -54,6 +54,8 @@ PAGE = pathlib.Path(__file__).parent / "pages" / "fields.html"
 TOLERANCE_PX = 3
 
 SENTENCE = "The quick brown fox jumps over the lazy dog and then"
+#: How long (s) a key that must bring a ghost may take to show it.
+NEEDED = 30.0
 #: Width of the single-line field #single in pages/fields.html.
 SINGLE_WIDTH_PX = 330
 
@@ -178,7 +180,8 @@ class Session:
         """Press one key; return the ghost's geometry once the daemon showed
         a ghost for it, or None when it showed none within ``wait_ghost``
         (the model may have nothing to say after a key: callers that need a
-        ghost assert on it)."""
+        ghost assert on it, with ``NEEDED``).  The default is the typing
+        pace of the sentence loops, where a key without a ghost is skipped."""
         before = self.shown_count()
         start = time.monotonic()
         self.key(key)
@@ -307,7 +310,7 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
 
     # 2. Ctrl+Right accepts one word; the next ghost is placed after it.
     if s.visible_ghost() is None:
-        assert s.type_key("space") is not None, "no ghost to accept a word of"
+        assert s.type_key("space", NEEDED) is not None, "no ghost to accept a word of"
     before = settled(s.reader)
     shown = s.shown_count()
     s.key("ctrl+Right")
@@ -327,7 +330,7 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
     # shorter by max_tokens: what Tab inserts must be a non-empty prefix of
     # the fresh one.
     if s.visible_ghost() is None:
-        assert s.type_key("space") is not None, "no ghost to accept"
+        assert s.type_key("space", NEEDED) is not None, "no ghost to accept"
     s.wait_ghost_final()
     geo = s.visible_ghost()
     assert geo is not None
@@ -362,7 +365,7 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
         # 5. A new tab with a suggestion visible: hidden, and Tab inserts nothing old.
         ref = settled(s.reader).object_ref
         # type a word until a suggestion shows (the model may have nothing to say after one key)
-        assert any(s.type_key(k) is not None for k in ("space", "t", "h", "e", "space", "a")), \
+        assert any(s.type_key(k, NEEDED / 3) is not None for k in ("space", "t", "h", "e", "space", "a")), \
             f"{name}: no ghost while typing a word at the end of the line"
         main_text = full_text(s.reader, ref)
         s.key("ctrl+t")
@@ -385,7 +388,7 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
 
         # 6. The page moves focus to another field with no key: hidden, Tab inserts nothing.
         s.key("ctrl+End")  # the end of the text (End stops at the end of a wrapped line)
-        assert s.type_key("space") is not None or s.type_key("a") is not None
+        assert s.type_key("space", NEEDED) is not None or s.type_key("a", NEEDED) is not None
         text_main = full_text(s.reader, ref)
         s.key("F8")
         assert wait_until(lambda: (a := s.reader.query()) is not None and a.object_ref != ref, timeout=10)
@@ -404,7 +407,7 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
 
     # 7. Select-all + BackSpace: no ghost, Tab inserts nothing old.
     ref = settled(s.reader).object_ref
-    assert s.type_key("space") is not None or s.type_key("a") is not None
+    assert s.type_key("space", NEEDED) is not None or s.type_key("a", NEEDED) is not None
     s.key("ctrl+a", "BackSpace")
     assert wait_until(lambda: full_text(s.reader, ref) == "", timeout=30)
     s.nothing_happens("a ghost after select-all + BackSpace")

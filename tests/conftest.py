@@ -5,11 +5,33 @@ speed (speed is measured by the benchmarks, README "Benchmarks"), and on a
 busy 2-core machine the default 200 ms deadline turns a slow example into a
 failure that says nothing about the code.  A test that wants a deadline sets
 one explicitly with ``@settings(deadline=...)``.
+
+The user cache: split models (Qwen2.5-Coder, Gemma 3) are assembled into the
+user cache directory, 740 MB.  The suite points it at a directory of its own,
+removed at the end, so a run leaves nothing there and never trusts an
+assembly an earlier run (or the user) left.
 """
 
 from __future__ import annotations
 
+import pathlib
+import shutil
+import tempfile
+from typing import Iterator
+
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ghosttype", deadline=None)
 settings.load_profile("ghosttype")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_user_cache() -> Iterator[pathlib.Path]:
+    path = pathlib.Path(tempfile.mkdtemp(prefix="ghosttype-test-cache-"))
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("XDG_CACHE_HOME", str(path))
+            yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

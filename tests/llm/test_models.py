@@ -127,11 +127,11 @@ def test_every_known_model_pins_a_sha256():
 
 
 @pytest.mark.parametrize("name", sorted(models.KNOWN_MODELS))
-def test_installed_models_match_their_pinned_digest(name, private_user_cache):
+def test_installed_models_match_their_pinned_digest(name, private_model_cache):
     """The packages .ci/run installs give exactly the pinned files (split
     models assembled into the suite's own cache directory)."""
     path = resolve_model(name)
-    assert private_user_cache in path.parents or len(models.KNOWN_MODELS[name].parts) == 1
+    assert private_model_cache in path.parents or len(models.KNOWN_MODELS[name].parts) == 1
     assert hashlib.sha256(path.read_bytes()).hexdigest() == models.KNOWN_MODELS[name].sha256
 
 

@@ -484,14 +484,13 @@ def test_nothing_typed_or_suggested_reaches_the_log(caplog):
 
 @pytest.fixture(scope="module")
 def real_decoder():
-    try:
-        from daemon.cpc.beam import Decoder
-        from daemon.backends.llamacpp.llama import LlamaLM
-        from daemon.backends.llamacpp.models import resolve_model
+    # The model package and llama-cpp-python are dependencies of the project:
+    # if either is missing or broken, these tests fail (with the reason).
+    from daemon.cpc.beam import Decoder
+    from daemon.backends.llamacpp.llama import LlamaLM
+    from daemon.backends.llamacpp.models import resolve_model
 
-        lm = LlamaLM(str(resolve_model("smollm2")), n_ctx=1024, n_seq_max=4)
-    except Exception as e:  # model package or llama.cpp missing
-        pytest.skip(f"SmolLM2 through llama.cpp unavailable: {e}")
+    lm = LlamaLM(str(resolve_model("smollm2")), n_ctx=1024, n_seq_max=4)
     yield Decoder(lm)
     getattr(lm, "close", lambda: None)()
 
@@ -536,7 +535,6 @@ def test_real_model_random_stream(real_decoder):
     worker.start()
     c.start()
     words = "the quick brown fox jumps over a lazy dog and then runs home again".split()
-    t0 = time.monotonic()
     try:
         for i in range(2000):
             r = rnd.random()
@@ -560,4 +558,3 @@ def test_real_model_random_stream(real_decoder):
     finally:
         assert worker.stop(5)
     assert worker.stats.errors == 0 and worker.stats.completed > 0
-    assert time.monotonic() - t0 < 50

@@ -17,6 +17,7 @@ from daemon.config import Config
 from daemon.frontends.overlay.event_pump import EventPump
 from daemon.logsetup import STATUS_LOGGER, set_level
 from daemon.notices import Notices, startup_line
+from tests import needs
 
 
 class Recorder:
@@ -69,14 +70,30 @@ def test_each_error_is_notified_once_per_distinct_message() -> None:
 
 
 def test_event_pump_coalesces_bursts() -> None:
-    calls = threading.Semaphore(0)
-    pump = EventPump(calls.release)
+    """Fifty pokes while the callback runs give exactly one more run, not fifty."""
+    entered = threading.Event()
+    release = threading.Event()
+    done = threading.Semaphore(0)
+
+    def callback() -> None:
+        entered.set()
+        assert release.wait(30), "the test never released the callback"
+        done.release()
+
+    pump = EventPump(callback)
     pump.start()
-    for _ in range(50):
+    try:
         pump.poke()
-    assert calls.acquire(timeout=2)
-    pump.stop()
-    assert 1 <= pump.runs <= 50
+        assert entered.wait(30), "the pump never ran its callback"
+        for _ in range(50):  # a burst while the first run is still busy
+            pump.poke()
+        release.set()
+        assert done.acquire(timeout=30) and done.acquire(timeout=30), "the burst got no run"
+    finally:
+        pump.stop(30)
+    # stop() joined the thread: every run the pokes caused has happened.
+    assert not pump._thread.is_alive()
+    assert pump.runs == 2
 
 
 @pytest.fixture
@@ -85,8 +102,8 @@ def notification_server(tmp_path):
     server) on a private X server."""
     from tests.e2e.xserver import XvfbServer, x_env
 
-    if shutil.which("dunst") is None or shutil.which("dbus-daemon") is None:
-        pytest.skip("dunst or dbus-daemon is not installed")
+    needs.tool("dunst", "dunst")
+    needs.tool("dbus-daemon", "dbus")
     server = XvfbServer.start()
     env = x_env(server.display, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
     bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], env=env,

@@ -70,11 +70,12 @@ def test_newest_wins_and_stale_is_cancelled(make):
 
 def test_debounce_coalesces_a_burst(make):
     dec = FakeDecoder(lambda t: t)
-    w, res = make(dec, debounce_ms=80)
+    # Each submit restarts the debounce; a whole second between two of these
+    # calls would be needed for an early one to start.
+    w, res = make(dec, debounce_ms=1000)
     for i, text in enumerate(["a", "ab", "abc", "abcd"], 1):
         w.submit(i, text, P)
-        time.sleep(0.01)
-    assert w.wait_idle(5)
+    assert w.wait_idle(30)
     assert dec.started == ["abcd"]
     assert res.finals() == [(4, "abcd")]
 
@@ -157,16 +158,49 @@ def test_failed_load_reports_error_and_keeps_running():
     assert w.stop()
 
 
-def test_stop_is_bounded_while_decoding():
-    dec = FakeDecoder(lambda t: t, steps=10_000, step_s=0.01)
+class GatedDecoder:
+    """Decodes in steps that each wait for the test's go-ahead, checking
+    ``cancel`` between steps like the real decoder."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Semaphore(0)
+        self.steps = 0
+        self.cancel = None
+        self.started = threading.Event()
+
+    def complete(self, text, params, cancel=None, on_partial=None):
+        self.cancel = cancel
+        self.started.set()
+        while True:
+            if cancel():
+                raise Cancelled()
+            assert self.gate.acquire(timeout=60)
+            self.steps += 1
+
+
+def test_stop_waits_only_for_the_step_in_flight():
+    dec = GatedDecoder()
     w = SuggestionWorker(dec, on_result=lambda *a: None, debounce_ms=0)
     w.start()
     w.submit(1, "x", P)
-    while not dec.started:
+    assert dec.started.wait(30)
+    dec.gate.release()
+    dec.gate.release()
+    deadline = time.monotonic() + 30
+    while dec.steps < 2 and time.monotonic() < deadline:  # two steps done; the third may be in flight
         time.sleep(0.001)
-    t0 = time.monotonic()
-    assert w.stop(timeout=2.0)
-    assert time.monotonic() - t0 < 0.5
+    assert dec.steps == 2
+    stopped: list[bool] = []
+    stopper = threading.Thread(target=lambda: stopped.append(w.stop(timeout=60)))
+    stopper.start()
+    deadline = time.monotonic() + 30
+    while not dec.cancel() and time.monotonic() < deadline:  # stop() has cancelled the job
+        time.sleep(0.001)
+    assert dec.cancel()
+    dec.gate.release()  # the step in flight (if it had started) ends; no other step may start
+    stopper.join(60)
+    assert stopped == [True] and not w.is_alive()
+    assert dec.steps in (2, 3)
 
 
 def test_result_callback_exception_does_not_kill_the_worker(make):

@@ -23,7 +23,7 @@ from jeepney import DBusAddress, Properties
 from jeepney.io.blocking import open_dbus_connection
 
 from daemon.frontends.overlay.platform.atspi.reader import AtspiAnswer, AtspiFocus
-from daemon.frontends.overlay.platform.atspi.bus import accessibility_bus_address
+from daemon.frontends.overlay.platform.atspi.bus import AtspiCallError, accessibility_bus_address
 from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker
 from daemon.frontends.base import PlatformError
 from tests.e2e.a11y import APP, A11ySession, a11y, field_rect, inside, read_state, start_fields_app, window_rect  # noqa: F401
@@ -138,7 +138,9 @@ def test_focus_tracker_follows_focus_events(a11y: A11ySession) -> None:
     assert not tracker.is_alive()
 
 
-def test_query_latency(a11y: A11ySession) -> None:
+def test_repeated_queries_give_the_same_answer(a11y: A11ySession) -> None:
+    """Forty queries in a row all read the field right (their latency is
+    printed for the README; speed limits belong to the benchmarks)."""
     _app, state = start_fields_app(a11y)
     type_and_wait(a11y, state, "normal", "latency probe")
     with AtspiFocus(session_bus=a11y.address) as focus:
@@ -151,28 +153,52 @@ def test_query_latency(a11y: A11ySession) -> None:
             assert answer is not None and answer.text_before_caret == "latency probe"
         median = statistics.median(times)
         print(f"AT-SPI query latency: median {median * 1e3:.2f} ms, max {max(times) * 1e3:.2f} ms")
-        assert median < 0.05
 
 
-def test_hung_application_costs_a_bounded_time_and_recovers(a11y: A11ySession) -> None:
+def test_hung_application_costs_one_timeout_and_recovers(a11y: A11ySession) -> None:
+    """A hung application costs the first query one call timeout; later
+    queries leave it alone (no call to it at all) until it answers again.
+    Counted in D-Bus calls, not wall time."""
     app, state = start_fields_app(a11y)
     type_and_wait(a11y, state, "normal", "alive")
-    with AtspiFocus(session_bus=a11y.address, call_timeout=0.08) as focus:
-        assert query_until(focus, lambda a: a.text_before_caret == "alive") is not None
+    with AtspiFocus(session_bus=a11y.address, call_timeout=0.5) as focus:
+        answer = query_until(focus, lambda a: a.text_before_caret == "alive")
+        assert answer is not None
+        hung_bus = answer.object_ref[0]
+        focus.STALL_BACKOFF_S = 3600.0  # "a while": longer than this test, however slow the machine
+        focus._stalled.clear()  # a slow answer above (a busy machine) must not count as the hang
+        calls: list[tuple[str, bool]] = []  # (bus name, timed out)
+        send = focus._bus._send
+
+        def counting_send(message, timeout, bus_name=""):
+            try:
+                body = send(message, timeout, bus_name)
+            except AtspiCallError as exc:
+                calls.append((bus_name, exc.timed_out))
+                raise
+            calls.append((bus_name, False))
+            return body
+
+        focus._bus._send = counting_send
         os.kill(app.process.pid, signal.SIGSTOP)
         try:
-            times = []
+            per_query = []
             for _ in range(4):
-                start = time.perf_counter()
+                before = len(calls)
                 assert focus.query() is None
-                times.append(time.perf_counter() - start)
-            print("AT-SPI queries with a hung app: " + ", ".join(f"{t * 1e3:.0f} ms" for t in times))
-            assert times[0] < 0.6
-            # Once it has timed out, the hung app is left alone for a while.
-            assert max(times[1:]) < 0.05
+                per_query.append(calls[before:])
+            print("AT-SPI calls with a hung app: " + "; ".join(str(q) for q in per_query))
+            first = [c for c in per_query[0] if c[0] == hung_bus]
+            assert [c for c in first if c[1]] == [(hung_bus, True)], per_query[0]  # one timeout, then avoided
+            for later in per_query[1:]:
+                assert [c for c in later if c[0] == hung_bus] == [], later  # left alone
         finally:
             os.kill(app.process.pid, signal.SIGCONT)
-        # Late replies from the stopped app must not confuse later calls.
+            focus._bus._send = send
+        # Once it answers again (the back-off over), it is read again, and
+        # late replies from the stopped app do not confuse later calls.
+        focus.STALL_BACKOFF_S = 0.0
+        focus._stalled.clear()
         answer = query_until(focus, lambda a: a.text_before_caret == "alive")
         assert answer is not None and answer.text_before_caret == "alive"
 

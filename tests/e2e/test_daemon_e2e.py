@@ -17,8 +17,10 @@ from typing import Iterator, Optional
 
 import pytest
 
+from tests import needs
 from tests.e2e.a11y import A11ySession, a11y, field_rect, read_state, start_fields_app  # noqa: F401
-from tests.e2e.xserver import start_app, wait_until, x_env, xdotool, xvfb  # noqa: F401
+from tests.e2e.xserver import (SUGGESTION_LATENCIES, negative_window, start_app, stays, wait_until,  # noqa: F401
+                               x_env, xdotool, xvfb)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.llm]
 
@@ -27,7 +29,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 OVERLAY_TITLE = "ghosttype suggestion"
 
 BASE_CONFIG = """\
-log_level = "info"
+log_level = "debug"
 debounce_ms = 5
 threads = 1
 max_tokens = 6
@@ -60,6 +62,10 @@ class Daemon:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def accepted(self) -> list[int]:
+        """How many characters each accept inserted (the daemon logs lengths, never text)."""
+        return [int(m) for m in re.findall(r"accepting (\d+) characters", self.output())]
+
     def wait_ready(self, timeout: float = 60, status: str = "ready") -> None:
         ok = wait_until(lambda: f"status: {status}" in self.output() or self.process.poll() is not None,
                         timeout=timeout, interval=0.1)
@@ -85,8 +91,7 @@ def desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[tuple[str, pathlib.Pa
 
 def xterm_desktop(xvfb: str, tmp_path: pathlib.Path, config_text: str,
                   status: str) -> Iterator[tuple[str, pathlib.Path, Daemon, object]]:
-    if shutil.which("xterm") is None:
-        pytest.skip("xterm is not installed")
+    needs.tool("xterm", "xterm")
     out = tmp_path / "out.txt"
     term = start_app(xvfb, ["xterm", "-geometry", "80x12+40+40", "-fa", "DejaVu Sans Mono", "-fs", "12",
                             "-e", "sh", "-c", f"stty -icanon -echoctl; exec cat > {out}"], wm_class="xterm")
@@ -119,11 +124,16 @@ def overlay_geometry(display: str) -> Optional[tuple[int, int, int, int]]:
 
 def wait_overlay_stable(display: str, timeout: float = 30.0) -> Optional[tuple[int, int, int, int]]:
     """Wait until the overlay is visible and its geometry stopped changing
-    (streamed suggestions grow token by token)."""
-    deadline = time.monotonic() + timeout
+    (streamed suggestions grow token by token).  Call it right after the
+    last key: how long the first ghost took is recorded for negative checks."""
+    start = deadline = time.monotonic()
+    deadline += timeout
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
         geo = overlay_geometry(display)
+        if geo is not None and last is None and start is not None:
+            SUGGESTION_LATENCIES.append(time.monotonic() - start)
+            start = None
         if geo != last:
             last, since = geo, time.monotonic()
         elif geo is not None and time.monotonic() - since > 1.5:
@@ -144,8 +154,18 @@ def file_text(path: pathlib.Path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace") if path.exists() else ""
 
 
+def first_word(text: str) -> str:
+    """The suggestion's first word, with the spacing or punctuation before it."""
+    return re.match(r"\W*\w*", text).group(0)
+
+
 def reference_suggestion(text: str) -> str:
-    """What the decoder suggests for ``text`` with the test's settings."""
+    """What the decoder suggests for ``text`` with the test's settings, from a
+    separate process.  The daemon reached the same text key by key, so its
+    cache was filled in other batches; the backend promises equal rankings up
+    to near-ties, not equal bytes (README "Where we departed...": batching
+    moves CPU results by tenths of a nat; tests/llm/test_llama_backend.py
+    ``assert_close``), so callers compare the first word, not the whole text."""
     out = subprocess.run(
         [sys.executable, "-m", "daemon", "complete", "--text", text, "--max-tokens", "6", "--beam-width", "2",
          "--confidence-threshold", "0"],  # as the daemon in these tests (config above)
@@ -173,14 +193,16 @@ def test_suggestion_appears_near_the_caret_and_tab_inserts_it(desktop) -> None:
 
     xdotool(display, "key", "Tab")
     assert wait_until(lambda: overlay_geometry(display) is None, timeout=5), "overlay stayed after Tab"
-    assert wait_until(lambda: len(file_text(out)) > len(TYPED), timeout=10), file_text(out)
-    time.sleep(0.5)
+    assert wait_until(lambda: daemon.accepted(), timeout=10), daemon.output()
+    (length,) = daemon.accepted()  # one accept
+    assert length > 0
+    assert wait_until(lambda: len(file_text(out)) >= len(TYPED) + length, timeout=10), file_text(out)
     inserted = file_text(out)
     assert inserted.startswith(TYPED)
     suggestion = inserted[len(TYPED):]
-    assert suggestion and "\t" not in suggestion, repr(inserted)
+    assert len(suggestion) == length and "\t" not in suggestion, repr(inserted)  # inserted once
     # The inserted text is what the decoder suggests for the typed text.
-    assert suggestion == reference_suggestion(TYPED), repr(suggestion)
+    assert first_word(suggestion) == first_word(reference_suggestion(TYPED)), repr(suggestion)
 
 
 def test_escape_dismisses_and_tab_without_suggestion_is_a_tab(desktop) -> None:
@@ -200,28 +222,42 @@ def test_typing_through_advances_the_ghost_text(desktop) -> None:
     geo = wait_overlay_stable(display)
     assert geo is not None, daemon.output()
     expected = reference_suggestion(TYPED)
-    assert len(expected) >= 2
+    assert len(first_word(expected)) >= 2
     xdotool(display, "type", expected[0])
-    time.sleep(0.3)
+    # One character shorter, not hidden (hiding and showing a new suggestion
+    # would make the overlay disappear first).
+    narrower = wait_until(lambda: (g := overlay_geometry(display)) is None or g[2] < geo[2], timeout=10)
+    assert narrower, (geo, overlay_geometry(display))
     after = overlay_geometry(display)
     assert after is not None, "typing the next character of the suggestion hid it"
-    assert after[2] < geo[2], (geo, after)  # one character shorter
     xdotool(display, "key", "Tab")
-    assert wait_until(lambda: file_text(out) == TYPED + expected, timeout=10), repr(file_text(out))
+    assert wait_until(lambda: daemon.accepted(), timeout=10), daemon.output()
+    (length,) = daemon.accepted()
+    assert wait_until(lambda: len(file_text(out)) >= len(TYPED) + 1 + length, timeout=10), repr(file_text(out))
+    text = file_text(out)
+    assert text.startswith(TYPED + expected[0]) and len(text) == len(TYPED) + 1 + length, repr(text)
+    assert first_word(text[len(TYPED):]) == first_word(expected), (repr(text), repr(expected))
 
 
 def test_disabling_in_the_config_file_stops_suggestions(desktop) -> None:
     display, out, daemon, term = desktop
-    daemon.config.write_text(BASE_CONFIG + "enabled = false\n")
-    time.sleep(1.5)  # the watcher applies changes within a second
+    # Enabled, the typed text gets a suggestion (and says how long one takes here).
     xdotool(display, "type", "--delay", "60", TYPED)
-    time.sleep(3)
-    assert overlay_geometry(display) is None
+    assert wait_overlay_stable(display) is not None, daemon.output()
+    xdotool(display, "key", "Escape")
+    assert wait_until(lambda: overlay_geometry(display) is None, timeout=5), "Esc did not dismiss"
+    daemon.config.write_text(BASE_CONFIG + "enabled = false\n")
+    assert wait_until(lambda: "status: disabled" in daemon.output(), timeout=30), daemon.output()
+    xdotool(display, "type", "--delay", "60", " " + TYPED)
+    assert wait_until(lambda: file_text(out).endswith(" " + TYPED), timeout=10), repr(file_text(out))
+    window = negative_window()
+    assert stays(lambda: overlay_geometry(display) is None, window), f"a ghost while disabled within {window:.1f} s"
     xdotool(display, "key", "Tab")
-    assert wait_until(lambda: file_text(out) == TYPED + "\t", timeout=5), repr(file_text(out))
+    assert wait_until(lambda: file_text(out) == TYPED + "\x1b " + TYPED + "\t", timeout=5), repr(file_text(out))
     # Turning it back on works without a restart.
+    ready = daemon.output().count("status: ready")
     daemon.config.write_text(BASE_CONFIG)
-    time.sleep(1.5)
+    assert wait_until(lambda: daemon.output().count("status: ready") > ready, timeout=30), daemon.output()
     xdotool(display, "type", "--delay", "60", " and the quick brown fox jumps over the la")
     assert wait_overlay_stable(display) is not None, daemon.output()
 
@@ -260,8 +296,9 @@ def test_denylisted_application_gets_nothing(desktop) -> None:
     daemon.config.write_text(BASE_CONFIG + 'denylist = ["xterm"]\n')
     assert wait_until(lambda: "capture off" in daemon.output(), timeout=5), daemon.output()
     xdotool(display, "type", "--delay", "60", TYPED)
-    time.sleep(3)
-    assert overlay_geometry(display) is None
+    window = negative_window()
+    assert stays(lambda: overlay_geometry(display) is None, window), \
+        f"a ghost in a denylisted application within {window:.1f} s"
     xdotool(display, "key", "Tab")
     assert wait_until(lambda: file_text(out) == TYPED + "\t", timeout=5), repr(file_text(out))
 
@@ -270,9 +307,10 @@ def test_typed_text_never_reaches_disk_or_logs(desktop, tmp_path: pathlib.Path) 
     display, out, daemon, term = desktop
     marker = "Zebrafinch quantumleap"
     xdotool(display, "type", "--delay", "60", marker)
-    wait_overlay_stable(display, timeout=20)
+    assert wait_overlay_stable(display, timeout=30) is not None, daemon.output()
     xdotool(display, "key", "Tab")
-    time.sleep(1)
+    assert wait_until(lambda: daemon.accepted(), timeout=10), daemon.output()
+    assert wait_until(lambda: len(file_text(out)) >= len(marker) + daemon.accepted()[0], timeout=10)
     daemon.stop()
     leaks = []
     for root in (tmp_path / "home",):
@@ -322,11 +360,15 @@ def test_qt_field_gets_ghost_text_at_the_caret_and_tab_inserts_it(qt_desktop) ->
     assert field.x + 100 < x < field.x + field.width, (geo, field)
     assert cx - 6 <= x <= cx + cw, (geo, (cx, cy, cw, ch))
     assert abs((y + h / 2) - (cy + ch / 2)) <= 3, (geo, (cx, cy, cw, ch))
-    expected = typed + reference_suggestion(typed)
-    assert len(expected) > len(typed)
+    reference = reference_suggestion(typed)
     xdotool(session.display, "key", "Tab")
-    assert wait_until(lambda: field_text(state, "normal") == expected, timeout=10), \
+    assert wait_until(lambda: daemon.accepted(), timeout=10), daemon.output()
+    (length,) = daemon.accepted()
+    assert wait_until(lambda: len(field_text(state, "normal")) >= len(typed) + length, timeout=10), \
         repr(field_text(state, "normal"))
+    text = field_text(state, "normal")
+    assert text.startswith(typed) and len(text) == len(typed) + length, repr(text)
+    assert first_word(text[len(typed):]) == first_word(reference), (repr(text), repr(reference))
     assert read_state(state).get("focus") == "normal"  # Tab was swallowed, focus did not move
 
 
@@ -336,8 +378,9 @@ def test_password_field_gets_nothing(qt_desktop) -> None:
     assert wait_until(lambda: read_state(state).get("focus") == "password", timeout=10)
     assert wait_until(lambda: "capture off" in daemon.output(), timeout=5), daemon.output()
     xdotool(session.display, "type", "--delay", "60", "The quick brown fox jumps over the la")
-    time.sleep(3)
-    assert overlay_geometry(session.display) is None
+    window = negative_window()
+    assert stays(lambda: overlay_geometry(session.display) is None, window), \
+        f"a ghost over a password field within {window:.1f} s"
     assert field_text(state, "password") == "The quick brown fox jumps over the la"
 
 
@@ -347,7 +390,7 @@ def test_password_field_gets_nothing(qt_desktop) -> None:
 @pytest.fixture
 def default_level_desktop(xvfb: str, tmp_path: pathlib.Path):
     """The daemon at the default log level (warning), on a bare X server without a tray."""
-    yield from xterm_desktop(xvfb, tmp_path, BASE_CONFIG.replace('log_level = "info"\n', ""), "ready")
+    yield from xterm_desktop(xvfb, tmp_path, BASE_CONFIG.replace('log_level = "debug"\n', ""), "ready")
 
 
 def test_without_a_tray_the_log_says_running_and_a_broken_config_once(default_level_desktop) -> None:
@@ -359,8 +402,9 @@ def test_without_a_tray_the_log_says_running_and_a_broken_config_once(default_le
         assert part in running[0], running[0]
     daemon.config.write_text(BASE_CONFIG + "max_tokens = -1\n")
     assert wait_until(lambda: "config file invalid" in daemon.output(), timeout=5), daemon.output()
-    time.sleep(3)  # the file stays broken: it must not be reported again
-    assert daemon.output().count("config file invalid") == 1, daemon.output()
+    # The file stays broken: it must not be reported again (the watcher
+    # reloads within 0.15 s of a change; 3 s is twenty times that).
+    assert stays(lambda: daemon.output().count("config file invalid") == 1, 3.0), daemon.output()
     assert daemon.output().count("status: error") == 1, daemon.output()
     daemon.config.write_text(BASE_CONFIG + "max_tokens = -2\n")  # a different mistake: reported
     assert wait_until(lambda: daemon.output().count("config file invalid") == 2, timeout=5), daemon.output()

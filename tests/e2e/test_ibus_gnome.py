@@ -11,12 +11,15 @@ import os
 import pathlib
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+from typing import Iterator
 
 import pytest
 
+from tests import needs
 from tests.e2e.gnome_session import TYPED
 from tests.e2e.ibus_desktop import ROOT
 
@@ -25,32 +28,62 @@ pytestmark = [pytest.mark.e2e, pytest.mark.llm, pytest.mark.slow]
 USER = "ghosttype-e2e"
 
 
-def _prerequisites() -> str:
-    for tool in ("gnome-shell", "ibus-daemon", "dbus-run-session", "unshare", "runuser", "gsettings"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (packaging/linux/install-deps.sh --test installs it)"
+#: The whole GNOME session (start, type, Tab, stop) must end within this many
+#: seconds; it stays below the test's pytest timeout so that a hang is reported
+#: with the session's logs and its processes are stopped here, not left behind.
+SESSION_BUDGET_S = 330
+TEST_TIMEOUT_S = 420
+
+
+def _prerequisites() -> None:
     if os.geteuid() != 0:
-        return "needs root to run GNOME Shell as an unprivileged user in a private mount namespace"
-    return ""
+        # .ci/run runs as root; a developer's unprivileged run cannot start this session.
+        pytest.skip("needs root to run GNOME Shell as an unprivileged user in a private mount namespace")
+    for tool in ("gnome-shell", "ibus-daemon", "dbus-run-session", "unshare", "runuser", "gsettings",
+                 "useradd", "userdel"):
+        needs.tool(tool)
 
 
-def _user() -> pwd.struct_passwd:
+@pytest.fixture(scope="module")
+def session_user() -> Iterator[pwd.struct_passwd]:
+    """The unprivileged system user the session runs as: created for this
+    module (or reused if an interrupted run left it) and removed afterwards."""
+    _prerequisites()
     try:
-        return pwd.getpwnam(USER)
+        pwd.getpwnam(USER)
     except KeyError:
         subprocess.run(["useradd", "--system", "-M", "-d", "/nonexistent", "-s", "/bin/sh", USER], check=True)
-        return pwd.getpwnam(USER)
+    user = pwd.getpwnam(USER)
+    try:
+        yield user
+    finally:
+        _kill_user_processes(user.pw_uid)
+        subprocess.run(["userdel", USER], check=True, capture_output=True, timeout=60)
+        with pytest.raises(KeyError):
+            pwd.getpwnam(USER)
 
 
-def run_session(display_mode: str) -> dict:
-    reason = _prerequisites()
-    if reason:
-        pytest.skip(reason)
-    user = _user()
+def _kill_user_processes(uid: int) -> list[int]:
+    """Kill (by PID) whatever still runs as the session user; their PIDs."""
+    import psutil
+
+    left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid]
+    for proc in left:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(left, timeout=10)
+    return [p.pid for p in left]
+
+
+def run_session(user: pwd.struct_passwd, display_mode: str) -> dict:
     probe = subprocess.run([shutil.which("runuser") or "runuser", "-u", USER, "--", sys.executable, "-c", "import daemon"], cwd="/",
                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, capture_output=True, timeout=60)
     if probe.returncode != 0:
-        pytest.skip(f"this Python ({sys.executable}) or the project is not readable by an unprivileged user")
+        pytest.fail(f"this Python ({sys.executable}) or the project is not readable by an unprivileged user "
+                    f"(.ci/run makes their directories traversable): {probe.stderr.decode(errors='replace')[-500:]}",
+                    pytrace=False)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="ghosttype-gnome-"))
     try:
         os.chmod(tmp, 0o755)
@@ -69,9 +102,21 @@ def run_session(display_mode: str) -> dict:
         if pathlib.Path("/run/systemd/seats").exists():
             hide = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c", "mount -t tmpfs tmpfs /run/systemd"]
             if subprocess.run(hide, capture_output=True, timeout=30).returncode != 0:
-                pytest.skip("cannot hide /run/systemd in a private mount namespace (needs CAP_SYS_ADMIN)")
+                pytest.fail("cannot hide /run/systemd in a private mount namespace (needs CAP_SYS_ADMIN)",
+                            pytrace=False)
             cmd = [*hide[:-1], 'mount -t tmpfs tmpfs /run/systemd && exec "$@"', "sh", *inner]
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=400)
+        session = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
+        try:
+            stdout, stderr = session.communicate(timeout=SESSION_BUDGET_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(session.pid, signal.SIGKILL)
+            stdout, stderr = session.communicate(timeout=30)
+            stderr += f"\nthe session did not end within {SESSION_BUDGET_S} s: killed"
+        finally:
+            left = _kill_user_processes(user.pw_uid)
+        proc = subprocess.CompletedProcess(cmd, session.returncode, stdout,
+                                           stderr + (f"\nprocesses left running, killed: {left}" if left else ""))
         try:
             result = json.loads((out / "result.json").read_text())
         except (OSError, ValueError):
@@ -86,8 +131,9 @@ def run_session(display_mode: str) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def test_gnome_wayland_preedit_and_tab(request):
-    result = run_session("preedit")
+@pytest.mark.timeout(TEST_TIMEOUT_S)
+def test_gnome_wayland_preedit_and_tab(session_user):
+    result = run_session(session_user, "preedit")
     assert result.get("ok"), f"{result.get('error')} after {result.get('steps')}\n{result['_debug']}"
     assert result["started_by_ibus"]
     ghost = result["ghost"]
@@ -95,8 +141,9 @@ def test_gnome_wayland_preedit_and_tab(request):
     assert result["focus"] == "first"
 
 
-def test_gnome_wayland_auto_display_uses_the_popup_and_tab_commits(request):
-    result = run_session("auto")
+@pytest.mark.timeout(TEST_TIMEOUT_S)
+def test_gnome_wayland_auto_display_uses_the_popup_and_tab_commits(session_user):
+    result = run_session(session_user, "auto")
     assert result.get("ok"), f"{result.get('error')} after {result.get('steps')}\n{result['_debug']}"
     assert result["preedits"] == 0  # shown in GNOME's popup, not as (colourless) preedit
     assert result["text"].startswith(TYPED) and len(result["text"]) > len(TYPED)

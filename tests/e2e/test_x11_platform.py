@@ -8,30 +8,26 @@ the application received.  Keys are pressed with xdotool (XTEST), like a user.
 from __future__ import annotations
 
 import pathlib
-import shutil
 import threading
 import time
 
 import pytest
+from Xlib import X, XK, Xatom, error
+from Xlib.display import Display
 
 from daemon.frontends.base import FocusState, PlatformError
+from daemon.frontends.overlay.platform.x11 import backend as x11
+from tests import needs
 from tests.e2e.xserver import App, start_app, wait_until, xdotool, xvfb  # noqa: F401
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.timeout(60),
-    pytest.mark.skipif(shutil.which("xterm") is None, reason="xterm is not installed"),
-]
-
-x11 = pytest.importorskip("daemon.frontends.overlay.platform.x11.backend")
-from Xlib import X, XK, Xatom, error  # noqa: E402  (after the importorskip above)
-from Xlib.display import Display  # noqa: E402
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 
 
 class Terminal:
     """xterm running ``cat > FILE``, focused."""
 
     def __init__(self, display: str, path: pathlib.Path) -> None:
+        needs.tool("xterm", "xterm")
         self.display = display
         self.path = path
         self.app: App = start_app(display, ["xterm", "-e", "sh", "-c", f"exec cat > '{path}'"],
@@ -115,7 +111,7 @@ def test_focus_merges_accessibility_answer(term: Terminal):
 
 
 def test_focus_merges_atspi_answer_object(term: Terminal):
-    atspi = pytest.importorskip("daemon.frontends.overlay.platform.atspi.reader")
+    from daemon.frontends.overlay.platform.atspi import reader as atspi
     from daemon.frontends.base import Rect
 
     class FakeAtspi:

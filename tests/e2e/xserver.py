@@ -32,6 +32,8 @@ from typing import Iterator, Mapping, Sequence
 
 import pytest
 
+from tests.needs import missing
+
 #: Screen used by default: big enough for an editor and the overlay; 24-bit so
 #: screenshots are faithful.
 DEFAULT_SCREEN = "1280x800x24"
@@ -55,7 +57,7 @@ class XvfbServer:
         """
         binary = shutil.which("Xvfb")
         if binary is None:
-            pytest.skip("Xvfb is not installed (Debian package xvfb)")
+            missing("Xvfb", "xvfb")
         read_fd, write_fd = os.pipe()
         try:
             process = subprocess.Popen(
@@ -135,7 +137,7 @@ def xdotool(display: str, *args: str, timeout: float = 10.0) -> str:
     """Run ``xdotool`` on ``display`` and return its stdout (raises on failure)."""
     binary = shutil.which("xdotool")
     if binary is None:
-        pytest.skip("xdotool is not installed (Debian package xdotool)")
+        missing("xdotool", "xdotool")
     out = subprocess.run(
         [binary, *args], env=x_env(display), capture_output=True, text=True, timeout=timeout
     )
@@ -145,17 +147,19 @@ def xdotool(display: str, *args: str, timeout: float = 10.0) -> str:
 
 
 def find_windows(display: str, wm_class: str) -> list[int]:
-    """Ids of the mapped windows whose WM_CLASS (instance or class) is ``wm_class``."""
+    """Ids of the mapped windows whose WM_CLASS (instance or class) matches
+    ``wm_class``, a regular expression matched against the whole name
+    (``a|b`` accepts either)."""
     binary = shutil.which("xdotool")
     if binary is None:
-        pytest.skip("xdotool is not installed (Debian package xdotool)")
+        missing("xdotool", "xdotool")
     out = subprocess.run(
-        [binary, "search", "--onlyvisible", "--classname", f"^{wm_class}$"],
+        [binary, "search", "--onlyvisible", "--classname", f"^({wm_class})$"],
         env=x_env(display), capture_output=True, text=True, timeout=10,
     )
     ids = {int(x) for x in out.stdout.split()}
     out = subprocess.run(
-        [binary, "search", "--onlyvisible", "--class", f"^{wm_class}$"],
+        [binary, "search", "--onlyvisible", "--class", f"^({wm_class})$"],
         env=x_env(display), capture_output=True, text=True, timeout=10,
     )
     ids.update(int(x) for x in out.stdout.split())
@@ -182,7 +186,8 @@ def start_app(
     server: XvfbServer | None = None,
 ) -> App:
     """Start ``argv`` on ``display`` and wait until it maps a window whose
-    WM_CLASS instance or class is ``wm_class`` (exact, case-sensitive).
+    WM_CLASS instance or class matches ``wm_class`` (a whole-name regular
+    expression, case-sensitive; see :func:`find_windows`).
 
     The app runs in its own process group and is killed when the fixture's
     server stops (or call ``App.stop()``).  Raises ``RuntimeError`` with the
@@ -192,7 +197,7 @@ def start_app(
         server, display = display, display.display
     server = server or _SERVERS.get(display)
     if shutil.which(argv[0]) is None and not os.path.exists(argv[0]):
-        pytest.skip(f"{argv[0]} is not installed")
+        missing(argv[0])
     process = subprocess.Popen(
         list(argv),
         env=x_env(display, env),
@@ -242,3 +247,44 @@ def xvfb() -> Iterator[str]:
     finally:
         _SERVERS.pop(server.display, None)
         server.stop()
+
+
+def selection_owned(display: str, selection: str) -> bool:
+    """Whether some client owns ``selection`` on ``display``: a window manager
+    owns ``WM_S0`` once it manages screen 0, a compositing manager
+    ``_NET_WM_CM_S0`` once it composites."""
+    from Xlib import display as xdisplay
+
+    conn = xdisplay.Display(display)
+    try:
+        owner = conn.get_selection_owner(conn.intern_atom(selection))
+        return getattr(owner, "id", owner) not in (0, None)
+    finally:
+        conn.close()
+
+
+#: Seconds from the last typed key to a shown suggestion, as measured by the
+#: end-to-end tests' positive checks in this run (see ``negative_window``).
+SUGGESTION_LATENCIES: list[float] = []
+
+
+def negative_window(minimum: float = 3.0, fallback: float = 10.0, cap: float = 60.0) -> float:
+    """How long a "no suggestion appears" check must watch: three times the
+    slowest suggestion a positive check in this run waited for (so a loaded
+    machine lengthens both alike), at least ``minimum``; ``fallback`` when no
+    positive check has run yet."""
+    if not SUGGESTION_LATENCIES:
+        return fallback
+    return min(cap, max(minimum, 3 * max(SUGGESTION_LATENCIES)))
+
+
+def stays(predicate, seconds: float, interval: float = 0.05) -> bool:
+    """True if ``predicate()`` holds at every poll for ``seconds``; False as
+    soon as it does not."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if not predicate():
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(interval)

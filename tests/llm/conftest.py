@@ -7,9 +7,9 @@ earlier test left in its cache: compare results, or look at ``stats`` deltas
 that need a pristine cache create their own ``LlamaLM`` from
 ``smol_model_path``.
 
-Every test in this directory is marked ``llm`` automatically.  When the model
-package or llama-cpp-python is missing the tests are skipped with the reason,
-never silently passed.
+Every test in this directory is marked ``llm`` automatically.  The model
+packages and llama-cpp-python are dependencies (the model parts are installed
+by ``.ci/run``): when one is missing or broken the tests fail with the reason.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def smol_model_path() -> pathlib.Path:
     try:
         return resolve_model("smollm2")
     except ModelLoadError as exc:
-        pytest.skip(str(exc))
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +48,7 @@ def smol_lm(smol_model_path: pathlib.Path) -> Iterator["object"]:
     n_ctx=2048 and n_seq_max=8 (the product defaults); deterministic batching.
     """
     if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed")
+        pytest.fail("llama-cpp-python is not installed (a dependency: pip install -e '.[test]')", pytrace=False)
     from daemon.backends.llamacpp.llama import LlamaLM
 
     lm = LlamaLM(str(smol_model_path), n_ctx=2048, n_seq_max=8)

@@ -35,7 +35,7 @@ def ghosttype(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def text_file(tmp_path_factory: pytest.TempPathFactory, smol_model_path: pathlib.Path) -> pathlib.Path:
-    pytest.importorskip("llama_cpp")
+    import llama_cpp  # noqa: F401  (a dependency)
     path = tmp_path_factory.mktemp("eval") / "sample.txt"
     path.write_text(TEXT, encoding="utf-8")
     return path
@@ -129,11 +129,11 @@ def test_cold_start_json_schema(tmp_path):
     assert cold["n"] == 2 and cold["shown"] <= 2 and cold["near_window"] == 2
     assert 0 < cold["p50_final_ms"] <= cold["p95_final_ms"]
     if cold["shown"] == cold["n"]:
-        # Both percentiles over the same cold starts: the first suggestion
-        # never comes after the final one.  (With some cold starts showing
-        # nothing, the two medians are over different sets and may cross.)
-        assert cold["p50_ms"] <= cold["p50_final_ms"] + 1e-6
-    if cold["shown"]:
+        # Each start's first suggestion comes no later than its final one.  (With
+        # some starts withheld the two percentiles are over different starts and
+        # need not be ordered.)
+        assert 0 < cold["p50_ms"] <= cold["p50_final_ms"] + 1e-6
+    elif cold["shown"]:
         assert 0 < cold["p50_ms"] <= cold["p95_ms"]
     else:  # every suggestion withheld by the confidence gate: no percentile, not NaN
         assert cold["p50_ms"] is None and cold["p95_ms"] is None

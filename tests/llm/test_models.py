@@ -108,3 +108,66 @@ def test_plain_paths(tmp_path):
         resolve_model(str(tmp_path / "nope.gguf"))
     with pytest.raises(ModelLoadError, match="not a file"):
         resolve_model(str(tmp_path))
+
+
+def test_a_same_size_damaged_assembly_is_rebuilt(fake_parts):
+    spec, whole, cache = fake_parts
+    path = resolve_model("fake-split", target_dir=cache)
+    path.write_bytes(b"GGUF" + b"\xff" * (len(whole) - 4))  # same size, other bytes
+    assert resolve_model("fake-split", target_dir=cache).read_bytes() == whole
+
+
+# -- the real packages: every model file is checked against its pinned digest --------
+
+
+def test_every_known_model_pins_a_sha256():
+    for spec in models.KNOWN_MODELS.values():
+        assert spec.sha256 is not None and len(spec.sha256) == 64, spec.name
+        int(spec.sha256, 16)
+
+
+@pytest.mark.parametrize("name", sorted(models.KNOWN_MODELS))
+def test_installed_models_match_their_pinned_digest(name, private_model_cache):
+    """The packages .ci/run installs give exactly the pinned files (split
+    models assembled into the suite's own cache directory)."""
+    path = resolve_model(name)
+    assert private_model_cache in path.parents or len(models.KNOWN_MODELS[name].parts) == 1
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == models.KNOWN_MODELS[name].sha256
+
+
+def _copy_package_files(spec: ModelSpec, site, corrupt: int) -> ModelSpec:
+    """``spec`` with its parts served from fake packages under ``site``:
+    links to the installed files, except part ``corrupt``, a copy with one
+    byte changed in its middle."""
+    parts = []
+    for i, part in enumerate(spec.parts):
+        real = models._package_file(part)
+        assert real is not None, f"{spec.name}: {part.module} is not installed ({' '.join(spec.pip_packages)})"
+        module = f"ghosttype_copy_{i}"
+        target = site / module / part.relpath
+        target.parent.mkdir(parents=True)
+        (site / module / "__init__.py").write_text("")
+        if i == corrupt:
+            data = bytearray(real.read_bytes())
+            data[len(data) // 2] ^= 0x01
+            target.write_bytes(bytes(data))
+        else:
+            target.symlink_to(real)
+        parts.append(Part(module, part.relpath))
+    return ModelSpec(**{**spec.__dict__, "parts": tuple(parts)})
+
+
+@pytest.mark.parametrize("name, corrupt", [("smollm2", 0), ("qwen2.5-coder-0.5b", 5), ("gemma3-270m", 2)])
+def test_a_corrupted_package_file_is_refused(name, corrupt, tmp_path, monkeypatch):
+    """One flipped bit in one installed part: the model is not loaded, the
+    error says to reinstall, and no assembled file is left behind."""
+    site = tmp_path / "site"
+    spec = _copy_package_files(models.KNOWN_MODELS[name], site, corrupt)
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    monkeypatch.setitem(models.KNOWN_MODELS, name, spec)
+    cache = tmp_path / "cache"
+    with pytest.raises(ModelLoadError, match="checksum") as info:
+        resolve_model(name, target_dir=cache)
+    assert "pip install --force-reinstall" in str(info.value) and "\n" not in str(info.value)
+    assert not cache.exists() or list(cache.iterdir()) == []

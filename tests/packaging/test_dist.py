@@ -47,7 +47,8 @@ def dists(tmp_path_factory) -> dict[str, pathlib.Path]:
     """sdist and wheel built by ``python -m build`` from a copy of the tree
     (building in place would leave *.egg-info behind)."""
     if importlib.util.find_spec("build") is None:
-        pytest.skip("the `build` package is not installed (it is in the test extra: pip install -e '.[test]')")
+        pytest.fail("the `build` package is not installed (it is in the test extra: pip install -e '.[test]')",
+                    pytrace=False)
     tmp = tmp_path_factory.mktemp("dist")
     src = tmp / "src"
     shutil.copytree(ROOT, src, ignore=IGNORED)

@@ -14,6 +14,7 @@ import subprocess
 import pytest
 
 from daemon import autostart
+from tests import needs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -52,11 +53,7 @@ def test_packaged_plist_is_well_formed():
 
 
 def _tool(name: str, package: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.skip(f"{name} is not installed (Debian package {package}; "
-                    "`packaging/linux/install-deps.sh --test` installs it)")
-    return path
+    return needs.tool(name, package)
 
 
 # -- desktop-file-validate --------------------------------------------------------

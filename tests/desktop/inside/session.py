@@ -460,6 +460,8 @@ class App:
         else:
             raise ValueError(a)
         self.mark_launch = len(elines())
+        self.pre = f"{self.work}/pre-launch.png"
+        self.desk.shot(self.pre)
         self.procs.append(spawn(cmd, err, env=env, cwd=self.work))
 
     def events(self) -> list[dict]:
@@ -488,10 +490,31 @@ class App:
             wait_for(lambda: any("focus in" in line for line in elines()[self.mark_launch:]), 15)
             time.sleep(2.0)
             return "page ready" if ok and main.poll() is None else "page never loaded"
-        # real apps with no log of their own: the engine's first focus-in after the launch
+        # real apps with no log of their own: the engine's first focus-in after the launch (which may also come
+        # from the desktop's own entries, e.g. GNOME's overview search), then a window on screen that has
+        # stopped changing (typing into a window still mapping loses the first keys)
         ok = wait_for(lambda: any("focus in" in line for line in elines()[self.mark_launch:]) or main.poll() is not None, 30)
-        time.sleep(2.0)
-        return "engine focus-in" if ok and main.poll() is None else "no focus-in from the app"
+        shown = self.wait_drawn()
+        time.sleep(1.0)
+        if not ok or main.poll() is not None:
+            return "no focus-in from the app"
+        return "engine focus-in, window drawn" if shown else "engine focus-in, window never settled on screen"
+
+    def wait_drawn(self, timeout: float = 20.0) -> bool:
+        """Until the screen differs clearly from before the launch and two screenshots 0.7 s apart agree
+        (but for a blinking caret)."""
+        a, b = f"{self.work}/settle-a.png", f"{self.work}/settle-b.png"
+        end = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < end:
+            time.sleep(0.7)
+            if not self.desk.shot(b):
+                continue
+            if diff_pixels(self.pre, b, self.desk.MASK)[0] > 2000 and last and diff_pixels(a, b, self.desk.MASK)[0] <= 300:
+                return True
+            os.replace(b, a)
+            last = a
+        return False
 
     def text(self) -> str:
         """What the application's field holds now (preedit excluded)."""

@@ -202,6 +202,14 @@ class Gnome:
                            Gio.DBusCallFlags.NONE, 5000, None)
         self.key("Escape")  # the session starts in the overview
         time.sleep(0.5)
+        self.started = time.monotonic()
+
+    def settle(self) -> None:
+        """GNOME Shell opens its overview at start-up, animated, a few seconds in: an app started before
+        that is over loses its first keys to it. Wait until 15 s after the start, then leave it again."""
+        time.sleep(max(0.0, 15.0 - (time.monotonic() - self.started)))
+        self.key("Escape")
+        time.sleep(1.5)
 
     def _rd(self, path, iface, method, sig=None, args=None):
         return self.bus.call_sync(self.RD, path, iface, method, GLib.Variant(sig, args) if sig else None, None,
@@ -355,6 +363,9 @@ class Kde:
         for m in reversed(mods):
             self.fi.keyboard_key(self.NAMED[m], 0)
         self.disp.roundtrip()
+
+    def settle(self) -> None:
+        pass
 
     def shot(self, path: str) -> bool:
         from PIL import ImageGrab
@@ -705,6 +716,7 @@ def main() -> int:
             raise SetupError("the engine never logged 'status: ready': " + (elines() or ["no engine log"])[-1])
         results["setup"] = {"ok": True, "seconds": round(time.monotonic() - t_start, 1),
                             "engine_start": next((line for line in elines() if "engine running" in line), "")}
+        desk.settle()
         note(f"{desktop} and engine ready")
     except Exception as e:
         results["setup"] = {"ok": False, "error": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - t_start, 1)}

@@ -18,7 +18,8 @@ runtime=(
   libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1
   libdbus-1-3 at-spi2-core fonts-dejavu-core python3-venv ibus
 )
-build=(build-essential)
+# python3-dev: pip builds evdev (a pynput dependency) from source against Python.h
+build=(build-essential python3-dev)
 test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst

@@ -1,0 +1,117 @@
+"""What the desktop tier asserts about one scenario's recorded results (inside/session.py writes them).
+
+Every check states what the user would see or get; a failure message says what was seen instead.
+"""
+
+from __future__ import annotations
+
+#: Pixels that must differ between "suggestion shown" and "after Esc" screenshots: a caret is ~40,
+#: one short word of ghost text a few hundred, IBus's popup a few thousand.
+MIN_VISIBLE_PIXELS = 60
+SECRET = "correct horse battery sta"
+
+
+def _scenario(results: dict, app: str) -> dict:
+    res = results.get("scenarios", {}).get(app)
+    assert res is not None, f"{app}: the session did not run this scenario (session log: {results.get('log', '')[-500:]})"
+    assert "error" not in res, f"{app}: the scenario broke: {res['error']}"
+    assert not str(res.get("ready", "")).startswith(("app never", "page never", "no focus")) \
+        and "never settled" not in str(res.get("ready", "")), \
+        f"{app}: the application was not ready for keys: {res.get('ready')}"
+    return res
+
+
+def field_text(res: dict) -> str:
+    text = res.get("text", "")
+    if text.endswith("\n"):  # a saved file's final newline, a terminal line's Return
+        text = text[:-1]
+    return text
+
+
+def first_word(s: str) -> str:
+    """The suggestion's first word, with the spaces before it ("" when it has none)."""
+    stripped = s.lstrip()
+    lead = s[: len(s) - len(stripped)]
+    return lead + (stripped.split()[0] if stripped.split() else "")
+
+
+def check_tab_inserts_the_shown_suggestion(results: dict, app: str, complete: list[dict]) -> str:
+    """The field after typing (with Esc and BackSpace on the way, and typing along the suggestion before
+    Tab), Tab and "!" holds exactly typed + X + "!": every typed key arrived once and in order, Tab
+    inserted X (no tab character), X has the length of the last suggestion the engine showed (the
+    engine logs lengths only), the suggestion was on screen when Tab was pressed (the screenshot before
+    Tab differs clearly from the one with the same field text and no suggestion), and X begins with the
+    first word that `ghosttype complete` gives for the same text."""
+    res = _scenario(results, app)
+    typed, after, text = res["typed"], res["after"], field_text(res)
+    ghost = res.get("ghost_e")
+    assert ghost, f"{app}: no suggestion was shown after the last key before Tab; field holds {text!r}"
+    assert "\t" not in text, f"{app}: a tab character reached the application: {text!r}"
+    assert text.startswith(typed), f"{app}: typed keys lost, doubled or reordered: field {text!r}, typed {typed!r}"
+    assert text.endswith(after), f"{app}: the key after Tab ({after!r}) did not arrive: field {text!r}"
+    x = text[len(typed): len(text) - len(after)]
+    assert x, f"{app}: Tab inserted nothing (the engine showed {ghost[1]} chars as {ghost[0]}): field {text!r}"
+    assert len(x) == ghost[1], \
+        f"{app}: Tab inserted {x!r} ({len(x)} chars), but the suggestion shown last had {ghost[1]} chars ({ghost[0]})"
+    n, box = res.get("diff_before_tab") or (-1, [])
+    assert n >= MIN_VISIBLE_PIXELS, (
+        f"{app}: Tab inserted {x!r}, a suggestion that was not on screen: the screenshot before Tab shows the same "
+        f"as with no suggestion ({n} pixels differ; {res['shots'].get('6-before-tab')} vs {res['shots'].get('3-esc')})")
+    ref = [c for c in complete if c.get("text") == typed and c.get("suggestion", "").strip() and not c.get("suppressed")]
+    if ref:
+        word = first_word(ref[0]["suggestion"])
+        assert x.startswith(word) or word.startswith(x), \
+            f"{app}: Tab inserted {x!r}; `ghosttype complete` for the same text begins with {word!r}"
+    return x
+
+
+def check_visible_and_esc_hides(results: dict, app: str) -> None:
+    """After the model's suggestion is shown, the screen shows it (screenshot differs clearly from the
+    one after Esc), and Esc hides it without the engine showing it again."""
+    res = _scenario(results, app)
+    assert res.get("ghost_d"), f"{app}: the engine showed no suggestion after BackSpace (the model's path)"
+    n, box = res["diff_model"]
+    assert n >= MIN_VISIBLE_PIXELS, (
+        f"{app}: the engine showed a suggestion ({res['ghost_d'][1]} chars as {res['ghost_d'][0]}) but the screen "
+        f"did not change when Esc hid it ({n} pixels differ): the user saw no suggestion (or Esc did not hide it); "
+        f"see {res['shots'].get('4-model')} and {res['shots'].get('5-esc')}")
+    assert not res.get("shown_after_esc"), f"{app}: a suggestion was shown again right after Esc: {res['shown_after_esc']}"
+
+
+def check_drawn_at_the_caret(results: dict, app: str) -> None:
+    """The suggestion is drawn where the user types: the last typed character (the screen change
+    between the field with and without it, no suggestion shown in either) lies within 60 px of the
+    region that changed when Esc hid the suggestion (inline after the caret, or a popup just below)."""
+    res = _scenario(results, app)
+    n, ghost = res.get("diff_model") or (0, [])
+    assert n >= MIN_VISIBLE_PIXELS and ghost, f"{app}: no suggestion on screen to locate ({n} pixels differ)"
+    near = res.get("caret_near_suggestion", -1)
+    assert near > 0, (f"{app}: the suggestion is drawn at {ghost} (x0, y0, x1, y1), away from the caret: the last "
+                      f"typed character changed nothing within 60 px of it; see {res['shots'].get('4-model')}")
+
+
+def check_typing_through_keeps_it_visible(results: dict, app: str) -> bool:
+    """Typing the character the suggestion begins with keeps a suggestion on screen (the engine
+    advances it): the screenshot after that key differs clearly from the one after Esc."""
+    res = _scenario(results, app)
+    a, b = res.get("ghost_a"), res.get("ghost_b")
+    assert a, f"{app}: no suggestion was shown after the phrase"
+    assert b, f"{app}: after typing the next character no suggestion was shown any more"
+    advanced = b[1] == a[1] - 1
+    n, box = res["diff_typed_through"]
+    assert n >= MIN_VISIBLE_PIXELS, (
+        f"{app}: after typing a character the engine showed a suggestion ({b[1]} chars as {b[0]}, "
+        f"{'advanced from ' + str(a[1]) if advanced else 'not an advance'}) but the screen did not change when Esc "
+        f"hid it ({n} pixels differ): invisible to the user; see {res['shots'].get('2-typed-through')}")
+    return advanced
+
+
+def check_password(results: dict, app: str) -> None:
+    """A password field: the engine shows nothing while its keys pass, the field holds exactly what
+    was typed, and Tab is not swallowed (the application moves the focus on)."""
+    res = _scenario(results, app)
+    assert not res.get("shown"), f"{app}: the engine showed suggestions in a password field: {res['shown']}"
+    assert res.get("text_before_tab") == SECRET, \
+        f"{app}: the password field holds {res.get('text_before_tab')!r}, typed {SECRET!r}"
+    assert res.get("text") == SECRET, f"{app}: after Tab the password field holds {res.get('text')!r}"
+    assert res.get("focus_moved_on"), f"{app}: Tab did not reach the application (the focus stayed in the field)"

@@ -1,0 +1,178 @@
+"""The desktop test tier: ghosttype's IBus engine on current desktops (GNOME Shell and KWin from Debian
+sid), with real applications and real keys. Selected only with ``-m desktop`` (see
+``pytest_collection_modifyitems``); ``.ci/run`` runs it as a step of its own.
+
+The session fixture ``sid`` prepares everything once per pytest run:
+
+1. ``sid/build.sh``: the sid chroot, built once per machine and cached (rebuilt when
+   ``sid/packages.txt`` changes). When the Debian registry cannot be reached the build fails
+   and so does every test of the tier, with the builder's reason.
+2. A fresh overlay of that chroot (``sid/enter.sh``) with a copy of this checkout's files at
+   ``/opt/ghosttype``, in which ``sid/readme_check.sh`` runs the README's first command (install-deps,
+   venv, ``pip install .``) with sid's system Python and asks ``ghosttype complete``. pip's and apt's
+   downloads are cached between runs; the chroot itself is never written.
+
+Each desktop module then runs one session (``sid/desktop.sh`` -> ``inside/session.py``) with all its
+scenarios, and its tests judge the recorded results. Screenshots and logs land in
+``tests/desktop/artifacts/<desktop>/`` (``GHOSTTYPE_DESKTOP_ARTIFACTS`` overrides).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import time
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SID_ROOT = pathlib.Path(os.environ.get("GHOSTTYPE_SID", "/srv/ghosttype-sid"))
+ARTIFACTS = pathlib.Path(os.environ.get("GHOSTTYPE_DESKTOP_ARTIFACTS", HERE / "artifacts"))
+BUILD_TIMEOUT = 3600
+README_TIMEOUT = 2400
+
+
+def pytest_collection_modifyitems(config, items):
+    """Desktop tests run only when the marker expression names them (``-m desktop``)."""
+    if "desktop" in (config.option.markexpr or ""):
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if item.get_closest_marker("desktop") else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def _tail(text: str, n: int = 5) -> str:
+    return "\n".join([line for line in text.splitlines() if line.strip()][-n:])
+
+
+class Sid:
+    """The prepared sid environment of this pytest run."""
+
+    def __init__(self) -> None:
+        self.run = SID_ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        self.times: dict[str, float] = {}
+        self.readme: dict = {}
+        self.complete: list[dict] = []
+        self.build_log = ""
+
+    def enter(self, out: pathlib.Path, *cmd: str, timeout: float, env: dict | None = None) -> subprocess.CompletedProcess:
+        """Run CMD as root in the chroot overlay of this run (see sid/enter.sh)."""
+        full = ["bash", str(HERE / "sid" / "enter.sh"), str(self.run), str(out), *cmd]
+        e = dict(os.environ, GHOSTTYPE_SID=str(SID_ROOT))
+        if env:
+            full = ["bash", str(HERE / "sid" / "enter.sh"), str(self.run), str(out), "env",
+                    *[f"{k}={v}" for k, v in env.items()], *cmd]
+        return subprocess.run(full, capture_output=True, text=True, timeout=timeout, env=e)
+
+    def copy_checkout(self) -> None:
+        """The checkout's files (tracked and new, not ignored) into the overlay at /opt/ghosttype."""
+        files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                               capture_output=True, check=True).stdout.split(b"\0")
+        dest = self.run / "upper" / "opt" / "ghosttype"
+        dest.mkdir(parents=True)
+        for f in files:
+            if not f:
+                continue
+            src = REPO / os.fsdecode(f)
+            if src.is_file():
+                (dest / os.fsdecode(f)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest / os.fsdecode(f))
+
+    def cleanup(self) -> None:
+        # the mounts lived in enter.sh's private namespaces and are gone; refuse if one is visible here
+        if any(str(self.run) in line for line in open("/proc/self/mounts")):
+            raise RuntimeError(f"something is still mounted under {self.run}")
+        shutil.rmtree(self.run, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def sid():
+    if os.geteuid() != 0:
+        pytest.fail("the desktop tier needs root (mmdebstrap, chroot, mount namespaces)")
+    t = time.monotonic()
+    try:
+        r = subprocess.run(["bash", str(HERE / "sid" / "build.sh"), str(SID_ROOT)], capture_output=True, text=True,
+                           timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"building the sid chroot took more than {BUILD_TIMEOUT} s")
+    env = Sid()
+    env.times["chroot"] = round(time.monotonic() - t, 1)
+    env.build_log = r.stdout + r.stderr
+    (ARTIFACTS).mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "sid-build.log").write_text(env.build_log)
+    if r.returncode != 0:
+        pytest.fail(f"the sid chroot could not be prepared (exit {r.returncode}):\n{_tail(env.build_log)}")
+    # runs of earlier, interrupted pytest sessions
+    for old in (SID_ROOT / "runs").glob("*") if (SID_ROOT / "runs").exists() else []:
+        if not any(str(old) in line for line in open("/proc/self/mounts")):
+            shutil.rmtree(old, ignore_errors=True)
+    env.copy_checkout()
+    out = ARTIFACTS / "readme"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    t = time.monotonic()
+    try:
+        r = env.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/readme_check.sh", timeout=README_TIMEOUT)
+        env.readme = json.loads((out / "readme.json").read_text()) if (out / "readme.json").exists() else \
+            {"ok": "false", "reason": _tail(r.stdout + r.stderr)}
+    except subprocess.TimeoutExpired:
+        env.readme = {"ok": "false", "reason": f"the README's command took more than {README_TIMEOUT} s"}
+    env.times["readme"] = round(time.monotonic() - t, 1)
+    if (out / "complete.jsonl").exists():
+        env.complete = [json.loads(line) for line in (out / "complete.jsonl").read_text().splitlines() if line.strip()]
+    yield env
+    env.cleanup()
+
+
+@pytest.fixture(scope="session")
+def desktops(sid):
+    """``desktops(name, scenarios)``: the results of that desktop's one session (run at first use)."""
+    done: dict[str, dict] = {}
+
+    def get(name: str, scenarios: list[str]) -> dict:
+        if name not in done:
+            done[name] = run_desktop(sid, name, scenarios)
+        if "failed" in done[name]:
+            pytest.fail(done[name]["failed"])
+        return done[name]
+    return get
+
+
+def run_desktop(sid: Sid, desktop: str, scenarios: list[str], budget: int = 900) -> dict:
+    """One desktop session with the given scenarios; returns its results.json (plus times)."""
+    if sid.readme.get("ok") != "true":
+        return {"failed": f"the README's install did not work in sid, so there is no engine to test: {sid.readme.get('reason')}"}
+    out = ARTIFACTS / desktop
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    t = time.monotonic()
+    # "gnome-preedit": GNOME with ibus_display = "preedit"; GT_DISPLAY sets it for every session
+    base, _, mode = desktop.partition("-")
+    env = {"SESSION_BUDGET": str(budget)}
+    if mode or os.environ.get("GT_DISPLAY"):
+        env["GT_DISPLAY"] = mode or os.environ["GT_DISPLAY"]
+    try:
+        r = sid.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/desktop.sh", base, *scenarios,
+                      timeout=budget + 120, env=env)
+        rc, log = r.returncode, r.stdout + r.stderr
+    except subprocess.TimeoutExpired:
+        rc, log = -1, "timed out"
+    seconds = round(time.monotonic() - t, 1)
+    res_file = out / "results.json"
+    results = json.loads(res_file.read_text()) if res_file.exists() else {}
+    results["exit"] = rc
+    results["seconds"] = seconds
+    results["log"] = log[-3000:]
+    sid.times[desktop] = seconds
+    if not results.get("setup", {}) or not results["setup"].get("ok"):
+        session_log = (out / "session.log").read_text(errors="replace") if (out / "session.log").exists() else ""
+        results["failed"] = (f"the {desktop} session did not start: {(results.get('setup') or {}).get('error')}\n"
+                             f"{_tail(log)}\n{_tail(session_log)}")
+    return results

@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""Test app of the desktop tier: a PyQt6 (Debian's Qt 6) window with a normal QLineEdit, a password
+QLineEdit (EchoMode Password) and a button.
+
+Appends JSON lines to $APP_LOG: "ready", "active", "im" (every QInputMethodEvent: preedit, commit),
+"changed" (field, text), "focus" (field that got focus). $FOCUS=password focuses the password field.
+"""
+import os
+import signal
+import sys
+
+from PyQt6.QtCore import QEvent, QObject, Qt, QTimer
+from PyQt6.QtWidgets import QApplication, QLineEdit, QPushButton, QVBoxLayout, QWidget
+
+from applog import log  # noqa: E402  (beside this script)
+
+
+class Spy(QObject):
+    def eventFilter(self, obj, ev):
+        name = obj.objectName()
+        if ev.type() == QEvent.Type.InputMethod:
+            log("im", field=name, preedit=ev.preeditString(), commit=ev.commitString())
+        elif ev.type() == QEvent.Type.FocusIn:
+            log("focus", field=name)
+        return False
+
+
+app = QApplication(sys.argv)
+w = QWidget()
+w.setWindowTitle("ghosttype-fields")
+w.resize(700, 140)
+lay = QVBoxLayout(w)
+spy = Spy()
+fields = {}
+for name in ("normal", "password"):
+    e = QLineEdit()
+    e.setObjectName(name)
+    if name == "password":
+        e.setEchoMode(QLineEdit.EchoMode.Password)
+    e.textChanged.connect(lambda t, n=name: log("changed", field=n, text=t))
+    e.installEventFilter(spy)
+    lay.addWidget(e)
+    fields[name] = e
+b = QPushButton("next")
+b.setObjectName("button")
+b.installEventFilter(spy)
+lay.addWidget(b)
+w.show()
+fields[os.environ.get("FOCUS", "normal")].setFocus()
+signal.signal(signal.SIGTERM, lambda *a: app.quit())
+tick = QTimer()
+tick.timeout.connect(lambda: None)
+tick.start(100)  # lets Python run its signal handlers
+app.applicationStateChanged.connect(lambda st: st == Qt.ApplicationState.ApplicationActive and log("active"))
+QTimer.singleShot(300, lambda: log("ready", platform=QApplication.platformName()))
+app.exec()

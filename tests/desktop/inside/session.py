@@ -1,0 +1,766 @@
+#!/usr/bin/python3
+"""One desktop session of the desktop test tier, run inside the sid chroot as the test user, under
+``dbus-run-session`` (see ../sid/desktop.sh): starts the desktop with ghosttype as the selected IBus
+engine, runs each scenario (one application, real keys), and writes ``OUT/results.json`` (one object per
+scenario: what was typed, what the engine logged, what the application holds, screenshot diffs) and the
+screenshots ``OUT/<scenario>-<step>.png``. The host's pytest tests (test_sessions.py) judge
+the results; this script only observes, records and cleans up what it started.
+
+    session.py gnome|kde OUT SCENARIO...
+
+GNOME: ``gnome-shell --headless`` (it starts ibus-daemon, which starts the engine from its component
+file); keys through Mutter's RemoteDesktop D-Bus API; screenshots through org.gnome.Shell.Screenshot.
+KDE: KWin nested in Xvfb (KWin's own screenshots are cancelled without a GPU), IBus as KWin's input
+method the way Plasma sets it (kwinrc InputMethod = IBus's Wayland panel desktop file); keys through
+KWin's org_kde_kwin_fake_input; screenshots of the Xvfb root. Runs with the chroot's /usr/bin/python3
+(python3-gi, python3-pil, python3-pywayland).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+from gi.repository import Gio, GLib
+from PIL import Image, ImageChops
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GT_VENV = os.environ.get("GT_VENV", "/opt/ghosttype/.venv")
+PHRASE = os.environ.get("PHRASE", "Vim is a highly configurable text edi")
+SECRET = "correct horse battery sta"
+HOME = os.environ["HOME"]
+RUNDIR = os.environ["XDG_RUNTIME_DIR"]
+ENV = dict(os.environ, LANG="C.UTF-8", XDG_CONFIG_HOME=f"{HOME}/.config", XDG_STATE_HOME=f"{HOME}/.local/state",
+           XDG_CACHE_HOME=f"{HOME}/.cache", XDG_DATA_HOME=f"{HOME}/.local/share", PATH="/usr/bin:/bin")
+ELOG = f"{HOME}/.local/state/ghosttype/log/ghosttype.log"
+PROCS: list[subprocess.Popen] = []
+SYSBUS_PID = 0
+T0 = time.monotonic()
+
+
+def note(msg: str) -> None:
+    print(f"[{time.monotonic() - T0:7.2f}] {msg}", flush=True)
+
+
+def spawn(cmd, log_path, env=None, **kw) -> subprocess.Popen:
+    f = open(log_path, "ab")
+    p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env or ENV, start_new_session=True, **kw)
+    PROCS.append(p)
+    return p
+
+
+def stop(p: subprocess.Popen) -> None:
+    """Stop one process we started (its own process group: an app's helpers go with it), by PID."""
+    if p.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 2)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def wait_for(pred, timeout: float, step: float = 0.1):
+    end = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(step)
+
+
+# ---- the engine's log ---------------------------------------------------------------------------------
+
+SHOWN = re.compile(r"suggestion shown as (\w+) \((\d+) chars\)")
+KEYLINE = "ProcessKeyEvent handled"
+
+
+def elines() -> list[str]:
+    try:
+        with open(ELOG, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def shown_after(mark: int) -> list[tuple[str, int]]:
+    return [(m.group(1), int(m.group(2))) for line in elines()[mark:] for m in [SHOWN.search(line)] if m]
+
+
+def keys_after(mark: int) -> int:
+    return sum(KEYLINE in line for line in elines()[mark:])
+
+
+def settle(timeout: float = 10.0, quiet: float = 0.5) -> int:
+    """Wait until the engine has handled no key for ``quiet`` s; returns the log's line count."""
+    end = time.monotonic() + timeout
+    n, since = keys_after(0), time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.1)
+        m = keys_after(0)
+        if m != n:
+            n, since = m, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+    return len(elines())
+
+
+# ---- screenshots --------------------------------------------------------------------------------------
+
+def diff_pixels(a: str, b: str, mask: tuple = ()) -> tuple[int, list]:
+    """Pixels that differ clearly (any channel by more than 40) between two screenshots, outside ``mask``
+    (GNOME's clock, which ticks), and their box."""
+    try:
+        ia, ib = Image.open(a).convert("RGB"), Image.open(b).convert("RGB")
+    except OSError:
+        return -1, []
+    if mask:
+        for i in (ia, ib):
+            i.paste((0, 0, 0), mask)
+    d = ImageChops.difference(ia, ib).convert("L").point(lambda v: 255 if v > 40 else 0)
+    return d.histogram()[255], list(d.getbbox() or [])
+
+
+NEAR = 60
+
+
+def near_pixels(a: str, b: str, box: list, mask: tuple = ()) -> int:
+    """Pixels that differ clearly between two screenshots within NEAR px of ``box`` (-1: no box)."""
+    if not box:
+        return -1
+    try:
+        ia, ib = Image.open(a).convert("RGB"), Image.open(b).convert("RGB")
+    except OSError:
+        return -1
+    if mask:
+        for i in (ia, ib):
+            i.paste((0, 0, 0), mask)
+    area = (max(0, box[0] - NEAR), max(0, box[1] - NEAR), min(ia.width, box[2] + NEAR), min(ia.height, box[3] + NEAR))
+    d = ImageChops.difference(ia.crop(area), ib.crop(area)).convert("L").point(lambda v: 255 if v > 40 else 0)
+    return d.histogram()[255]
+
+
+# ---- desktops -----------------------------------------------------------------------------------------
+
+class Gnome:
+    name = "gnome"
+    MASK = (380, 0, 644, 36)  # the top bar's clock (IBus's popup may be drawn anywhere else, even up there)
+    RD = "org.gnome.Mutter.RemoteDesktop"
+    KEYSYMS = {"Tab": 0xFF09, "Return": 0xFF0D, "Escape": 0xFF1B, "BackSpace": 0xFF08, "ctrl": 0xFFE3}
+
+    def __init__(self, out: str):
+        self.out = out
+        self.app_env = dict(ENV, WAYLAND_DISPLAY="wayland-0", GDK_BACKEND="wayland", QT_QPA_PLATFORM="wayland",
+                            XDG_SESSION_TYPE="wayland")
+
+    def start(self) -> None:
+        gs = [("org.gnome.desktop.input-sources", "sources", "[('ibus', 'ghosttype')]"),
+              ("org.gnome.desktop.interface", "enable-animations", "false"),
+              ("org.gnome.desktop.interface", "cursor-blink", "false"),
+              ("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'")]
+        for schema, key, val in gs:
+            subprocess.run(["gsettings", "set", schema, key, val], env=ENV, check=False)
+        env = dict(ENV, XDG_SESSION_TYPE="wayland")
+        self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", "--virtual-monitor", "1024x600"],
+                           f"{self.out}/gnome-shell.log", env=env)
+        if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-0") or self.shell.poll() is not None, 60) \
+                or self.shell.poll() is not None:
+            raise SetupError("gnome-shell did not start: " + tail(f"{self.out}/gnome-shell.log"))
+        note("gnome-shell up")
+        ENV["WAYLAND_DISPLAY"] = "wayland-0"  # ibus finds its daemon's socket by the display's name
+        eng = wait_for(lambda: ibus_engine() == "ghosttype", 40)
+        if not eng and not os.environ.get("GT_NO_ENGINE"):
+            raise SetupError(f"GNOME Shell did not select the IBus engine ghosttype (ibus engine: {ibus_engine()!r})")
+        self.bus = Gio.bus_get_sync(Gio.BusType.SESSION)
+        self.session = None
+        for attempt in range(100):
+            try:
+                path = self._rd("/org/gnome/Mutter/RemoteDesktop", self.RD, "CreateSession")[0]
+                self._rd(path, self.RD + ".Session", "Start")
+                self.session = path
+                break
+            except GLib.Error as e:
+                err = e.message
+                time.sleep(0.2)
+        if not self.session:
+            raise SetupError(f"Mutter RemoteDesktop: {err}")
+        time.sleep(0.5)
+        # own the name GNOME Shell 51 wants from screenshot callers
+        self.bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+                           GLib.Variant("(su)", ("org.gnome.SettingsDaemon.MediaKeys", 4)), None,
+                           Gio.DBusCallFlags.NONE, 5000, None)
+        self.key("Escape")  # the session starts in the overview
+        time.sleep(0.5)
+        self.started = time.monotonic()
+
+    def settle(self) -> None:
+        """GNOME Shell opens its overview at start-up, animated, a few seconds in: an app started before
+        that is over loses its first keys to it. Wait until 15 s after the start, then leave it again."""
+        time.sleep(max(0.0, 15.0 - (time.monotonic() - self.started)))
+        self.key("Escape")
+        time.sleep(1.5)
+
+    def _rd(self, path, iface, method, sig=None, args=None):
+        return self.bus.call_sync(self.RD, path, iface, method, GLib.Variant(sig, args) if sig else None, None,
+                                  Gio.DBusCallFlags.NONE, 10000, None).unpack()
+
+    def _press(self, ks: int, down: bool) -> None:
+        self._rd(self.session, self.RD + ".Session", "NotifyKeyboardKeysym", "(ub)", (ks, down))
+
+    def _tap(self, ks: int) -> None:
+        self._press(ks, True)
+        time.sleep(0.03)
+        self._press(ks, False)
+        time.sleep(0.09)
+
+    def type(self, text: str) -> None:
+        for ch in text:
+            c = ord(ch)
+            self._tap(c if c < 0x100 else 0x1000000 + c)
+
+    def key(self, name: str) -> None:
+        *mods, k = name.split("+")
+        for m in mods:
+            self._press(self.KEYSYMS[m], True)
+            time.sleep(0.05)
+        self._tap(self.KEYSYMS.get(k) or ord(k))
+        for m in reversed(mods):
+            self._press(self.KEYSYMS[m], False)
+            time.sleep(0.05)
+
+    def shot(self, path: str) -> bool:
+        for _ in range(15):
+            try:
+                ok, _used = self.bus.call_sync("org.gnome.Shell.Screenshot", "/org/gnome/Shell/Screenshot",
+                                               "org.gnome.Shell.Screenshot", "Screenshot",
+                                               GLib.Variant("(bbs)", (False, False, path)), None,
+                                               Gio.DBusCallFlags.NONE, 10000, None).unpack()
+                if ok:
+                    return True
+            except GLib.Error as e:
+                note(f"screenshot: {e.message}")
+            time.sleep(0.3)
+        return False
+
+    def stop(self) -> None:
+        try:
+            self._rd(self.session, self.RD + ".Session", "Stop")
+        except Exception:
+            pass
+
+
+class Kde:
+    name = "kde"
+    MASK = ()
+    IMDESK = "/usr/share/applications/org.freedesktop.IBus.Panel.Wayland.Gtk3.desktop"
+    EV = {c: k for k, c in enumerate("1234567890", 2)}
+    EV.update({"-": 12, "=": 13, "[": 26, "]": 27, ";": 39, "'": 40, "`": 41, "\\": 43, ",": 51, ".": 52,
+               "/": 53, " ": 57})
+    for _row, _start in (("qwertyuiop", 16), ("asdfghjkl", 30), ("zxcvbnm", 44)):
+        for _i, _c in enumerate(_row):
+            EV[_c] = _start + _i
+    SHIFTED = {"!": "1", "@": "2", "#": "3", "$": "4", "%": "5", "^": "6", "&": "7", "*": "8", "(": "9",
+               ")": "0", "_": "-", "+": "=", "{": "[", "}": "]", ":": ";", '"': "'", "~": "`", "|": "\\",
+               "<": ",", ">": ".", "?": "/"}
+    NAMED = {"Tab": 15, "Return": 28, "Escape": 1, "BackSpace": 14, "ctrl": 29, "shift": 42}
+
+    def __init__(self, out: str):
+        self.out = out
+        self.app_env = dict(ENV, WAYLAND_DISPLAY="wayland-kde", QT_QPA_PLATFORM="wayland", GDK_BACKEND="wayland",
+                            XDG_SESSION_TYPE="wayland", XCURSOR_SIZE="24")
+
+    def start(self) -> None:
+        cfg = ENV["XDG_CONFIG_HOME"]
+        with open(f"{cfg}/kwinrc", "w") as f:  # what Plasma's Virtual Keyboard page writes for "IBus Wayland"
+            f.write(f"[Wayland]\nInputMethod={self.IMDESK}\nVirtualKeyboardEnabled=true\n")
+        self.xvfb = spawn(["Xvfb", ":77", "-screen", "0", "1024x600x24", "-nolisten", "tcp"], f"{self.out}/xvfb.log")
+        if not wait_for(lambda: subprocess.run(["xdpyinfo", "-display", ":77"], capture_output=True).returncode == 0, 15):
+            raise SetupError("Xvfb did not start: " + tail(f"{self.out}/xvfb.log"))
+        # KWin's children (IBus, the apps) get this display; ibus finds its daemon's socket by it
+        ENV["WAYLAND_DISPLAY"] = "wayland-kde"
+        env = dict(ENV, KWIN_WAYLAND_NO_PERMISSION_CHECKS="1")
+        self.kwin = spawn(["kwin_wayland", "--x11-display", ":77", "--no-lockscreen", "--socket", "wayland-kde",
+                           "--width", "1024", "--height", "600"], f"{self.out}/kwin.log", env=env)
+        if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-kde") or self.kwin.poll() is not None, 30) \
+                or self.kwin.poll() is not None:
+            raise SetupError("kwin_wayland did not start: " + tail(f"{self.out}/kwin.log"))
+        note("kwin up")
+        if not wait_for(lambda: (ibus_address() or "(null)") != "(null)", 30):
+            raise SetupError("KWin did not start IBus (its input method from kwinrc): no ibus address")
+        # Plasma lets the user pick the engine in IBus's own preferences; `ibus engine` does the same
+        def selected():
+            if ibus_engine() == "ghosttype":
+                return True
+            subprocess.run(["ibus", "engine", "ghosttype"], env=ENV, capture_output=True, timeout=20)
+            return False
+        ok = wait_for(selected, 40, 0.5)
+        if not ok and not os.environ.get("GT_NO_ENGINE"):
+            raise SetupError(f"ibus could not select the engine ghosttype (ibus engine: {ibus_engine()!r})")
+        gen = tempfile.mkdtemp(prefix="fake-input-")
+        from pywayland.scanner import Protocol
+        proto = Protocol.parse_file("/usr/share/plasma-wayland-protocols/fake-input.xml")
+        proto.output(gen, {i.name: proto.name for i in proto.interface})
+        sys.path.insert(0, gen)
+        os.environ["WAYLAND_DISPLAY"] = "wayland-kde"
+        from pywayland.client import Display
+        from fake_input import OrgKdeKwinFakeInput
+        self.disp = Display()
+        self.disp.connect()
+        reg = self.disp.get_registry()
+        found = {}
+
+        def on_global(registry, name, iface, version):
+            if iface == "org_kde_kwin_fake_input":
+                found["fi"] = registry.bind(name, OrgKdeKwinFakeInput, min(version, 5))
+        reg.dispatcher["global"] = on_global
+        self.disp.roundtrip()
+        self.disp.roundtrip()
+        if "fi" not in found:
+            raise SetupError("KWin did not offer org_kde_kwin_fake_input")
+        self.fi = found["fi"]
+        self.fi.authenticate("ghosttype-tests", "desktop test tier key injection")
+        self.disp.roundtrip()
+
+    def _code(self, code: int, shift: bool = False) -> None:
+        if shift:
+            self.fi.keyboard_key(42, 1)
+        self.fi.keyboard_key(code, 1)
+        self.disp.flush()
+        time.sleep(0.03)
+        self.fi.keyboard_key(code, 0)
+        if shift:
+            self.fi.keyboard_key(42, 0)
+        self.disp.roundtrip()
+        time.sleep(0.09)
+
+    def type(self, text: str) -> None:
+        for ch in text:
+            if ch in self.EV:
+                self._code(self.EV[ch])
+            elif ch.isupper() and ch.lower() in self.EV:
+                self._code(self.EV[ch.lower()], shift=True)
+            elif ch in self.SHIFTED:
+                self._code(self.EV[self.SHIFTED[ch]], shift=True)
+            else:
+                raise ValueError(f"no key for {ch!r}")
+
+    def key(self, name: str) -> None:
+        *mods, k = name.split("+")
+        for m in mods:
+            self.fi.keyboard_key(self.NAMED[m], 1)
+        self._code(self.NAMED.get(k) or self.EV[k])
+        for m in reversed(mods):
+            self.fi.keyboard_key(self.NAMED[m], 0)
+        self.disp.roundtrip()
+
+    def settle(self) -> None:
+        pass
+
+    def shot(self, path: str) -> bool:
+        from PIL import ImageGrab
+        try:
+            ImageGrab.grab(xdisplay=":77").save(path)
+            return True
+        except OSError as e:
+            note(f"screenshot: {e}")
+            return False
+
+    def stop(self) -> None:
+        try:
+            self.disp.disconnect()
+        except Exception:
+            pass
+
+
+class SetupError(Exception):
+    pass
+
+
+def tail(path: str, n: int = 3) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return " | ".join(line.strip() for line in f.read().splitlines()[-n:])
+    except OSError:
+        return "(no log)"
+
+
+def ibus_engine() -> str:
+    r = subprocess.run(["ibus", "engine"], env=ENV, capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else ""
+
+
+def ibus_address() -> str:
+    r = subprocess.run(["ibus", "address"], env=ENV, capture_output=True, text=True)
+    return r.stdout.strip()
+
+
+# ---- applications -------------------------------------------------------------------------------------
+
+# name: (readback, field kind)
+APPS = {
+    "gnome-text-editor": "file", "mousepad": "file", "kwrite": "file",
+    "qt": "applog", "gtk3": "applog", "gtk4": "applog",
+    "kgx": "term", "konsole": "term",
+    "firefox": "page", "chromium": "page",
+}
+
+
+class App:
+    def __init__(self, desk, scen: str, out: str):
+        self.desk, self.scen, self.out = desk, scen, out
+        self.password = scen.endswith("-pw")
+        self.app = scen[:-3] if self.password else scen
+        self.readback = APPS[self.app]
+        self.work = tempfile.mkdtemp(prefix=f"{scen}-", dir=HOME)
+        self.doc = f"{self.work}/doc.txt"
+        self.log = f"{self.out}/{scen}-app.jsonl"
+        open(self.doc, "w").close()
+        open(self.log, "w").close()
+        self.procs: list[subprocess.Popen] = []
+
+    def launch(self) -> None:
+        env = dict(self.desk.app_env, APP_LOG=self.log, FOCUS="password" if self.password else "normal")
+        a, err = self.app, f"{self.out}/{self.scen}-app.err"
+        py = "/usr/bin/python3"
+        if a == "gnome-text-editor":
+            cmd = ["gnome-text-editor", "--standalone", self.doc]
+        elif a == "mousepad":
+            cmd = ["mousepad", self.doc]
+        elif a == "kwrite":
+            cmd = ["kwrite", self.doc]
+        elif a == "qt":
+            cmd = [py, f"{HERE}/fields_qt.py"]
+        elif a in ("gtk3", "gtk4"):
+            cmd = [py, f"{HERE}/fields_gtk.py"]
+            env["GTKVER"] = a[-1]
+        elif a == "kgx":
+            cmd = ["kgx", "--", "sh", "-c", f"cat > {self.doc}"]
+        elif a == "konsole":
+            cmd = ["konsole", "--separate", "--nofork", "-e", "/bin/sh", "-c", f"cat > {self.doc}"]
+        elif a in ("firefox", "chromium"):
+            port = 8700 + (os.getpid() + len(self.scen)) % 200
+            self.procs.append(spawn([py, f"{HERE}/page_server.py", str(port), self.log], f"{self.out}/{self.scen}-server.err"))
+            url = f"http://127.0.0.1:{port}/" + ("?pw" if self.password else "")
+            time.sleep(0.5)
+            if a == "chromium":
+                cmd = ["chromium", "--ozone-platform=wayland", "--enable-wayland-ime", "--wayland-text-input-version=3",
+                       "--no-sandbox", "--no-first-run", "--no-default-browser-check", "--disable-gpu",
+                       f"--user-data-dir={self.work}/chromium", f"--app={url}"]
+            else:
+                prof = f"{self.work}/ff"
+                os.makedirs(prof)
+                with open(f"{prof}/user.js", "w") as f:
+                    for k, v in (("browser.aboutwelcome.enabled", "false"), ("datareporting.policy.dataSubmissionEnabled", "false"),
+                                 ("browser.startup.homepage_override.mstone", '"ignore"'), ("browser.shell.checkDefaultBrowser", "false"),
+                                 ("startup.homepage_welcome_url", '""'), ("browser.startup.page", "0")):
+                        f.write(f'user_pref("{k}", {v});\n')
+                env.update(MOZ_ENABLE_WAYLAND="1", MOZ_DISABLE_CONTENT_SANDBOX="1", MOZ_DISABLE_RDD_SANDBOX="1",
+                           MOZ_DISABLE_GMP_SANDBOX="1", MOZ_DISABLE_SOCKET_PROCESS_SANDBOX="1", MOZ_DISABLE_UTILITY_SANDBOX="1")
+                cmd = ["firefox", "--no-remote", "--new-instance", "--profile", prof, url]
+        else:
+            raise ValueError(a)
+        self.mark_launch = len(elines())
+        self.pre = f"{self.work}/pre-launch.png"
+        self.desk.shot(self.pre)
+        self.procs.append(spawn(cmd, err, env=env, cwd=self.work))
+
+    def events(self) -> list[dict]:
+        out = []
+        try:
+            with open(self.log, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    try:
+                        out.append(json.loads(line))
+                    except ValueError:
+                        pass
+        except OSError:
+            pass
+        return out
+
+    def wait_ready(self) -> str:
+        """Wait until the application's field has the keyboard focus, as far as can be seen."""
+        main = self.procs[-1]
+        if self.readback == "applog":
+            ok = wait_for(lambda: any(e.get("event") == "active" for e in self.events()) or main.poll() is not None, 30)
+            time.sleep(1.0)
+            return "active" if ok and main.poll() is None else "app never active"
+        if self.readback == "page":
+            ok = wait_for(lambda: any(e.get("ev") == "ready" for e in self.events()) or main.poll() is not None, 60)
+            # the page is loaded; its field has the engine's focus once the engine logs a focus-in
+            wait_for(lambda: any("focus in" in line for line in elines()[self.mark_launch:]), 15)
+            time.sleep(2.0)
+            return "page ready" if ok and main.poll() is None else "page never loaded"
+        # real apps with no log of their own: the engine's first focus-in after the launch (which may also come
+        # from the desktop's own entries, e.g. GNOME's overview search), then a window on screen that has
+        # stopped changing (typing into a window still mapping loses the first keys)
+        ok = wait_for(lambda: any("focus in" in line for line in elines()[self.mark_launch:]) or main.poll() is not None, 30)
+        shown = self.wait_drawn()
+        time.sleep(1.0)
+        if not ok or main.poll() is not None:
+            return "no focus-in from the app"
+        return "engine focus-in, window drawn" if shown else "engine focus-in, window never settled on screen"
+
+    def wait_drawn(self, timeout: float = 20.0) -> bool:
+        """Until the screen differs clearly from before the launch and two screenshots 0.7 s apart agree
+        (but for a blinking caret)."""
+        a, b = f"{self.work}/settle-a.png", f"{self.work}/settle-b.png"
+        end = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < end:
+            time.sleep(0.7)
+            if not self.desk.shot(b):
+                continue
+            if diff_pixels(self.pre, b, self.desk.MASK)[0] > 2000 and last and diff_pixels(a, b, self.desk.MASK)[0] <= 300:
+                return True
+            os.replace(b, a)
+            last = a
+        return False
+
+    def text(self) -> str:
+        """What the application's field holds now (preedit excluded)."""
+        if self.readback == "applog":
+            field = "password" if self.password else "normal"
+            ch = [e["text"] for e in self.events() if e.get("event") == "changed" and e.get("field") == field]
+            return ch[-1] if ch else ""
+        if self.readback == "page":
+            st = sorted((e for e in self.events() if e.get("ev") == "state"), key=lambda e: e.get("seq", 0))
+            return st[-1]["value"] if st else ""
+        with open(self.doc, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def focus_moved_on(self) -> bool:
+        """After Tab in the password field: did the focus leave it (the app got the Tab)?"""
+        ev = self.events()
+        if self.readback == "applog":
+            foc = [e.get("field") for e in ev if e.get("event") == "focus"]
+            return bool(foc) and foc[-1] == "button"
+        foc = [e.get("field") for e in sorted(ev, key=lambda e: e.get("seq", 0)) if e.get("ev") == "focus"]
+        return bool(foc) and foc[-1] == "b"
+
+    def preedits(self) -> list[str]:
+        ev = self.events()
+        if self.readback == "applog":
+            return [e.get("text", e.get("preedit", "")) for e in ev if e.get("event") in ("preedit", "im")]
+        if self.readback == "page":
+            return [e.get("data") or "" for e in sorted(ev, key=lambda e: e.get("seq", 0)) if e.get("ev") == "compositionupdate"]
+        return []
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            stop(p)
+
+
+# ---- scenarios ----------------------------------------------------------------------------------------
+
+def wait_ghost(mark: int, timeout: float = 20.0) -> tuple[str, int] | None:
+    """The last suggestion the engine showed after ``mark``, once it has shown one and gone quiet."""
+    got = wait_for(lambda: shown_after(mark), timeout)
+    if not got:
+        return None
+    time.sleep(0.6)  # a later result may replace it
+    return shown_after(mark)[-1]
+
+
+def type_last(desk, text: str) -> tuple[int, tuple[str, int] | None]:
+    """Type ``text``; the mark before its last key and the suggestion shown after that key."""
+    if text == "\b":
+        mark = settle()
+        desk.key("BackSpace")
+    else:
+        if len(text) > 1:
+            desk.type(text[:-1])
+        mark = settle()
+        desk.type(text[-1])
+    wait_for(lambda: keys_after(mark) >= 2, 10)
+    return mark, wait_ghost(mark)
+
+
+def scenario_normal(desk, app: App, res: dict) -> None:
+    o = f"{desk.out}/{app.scen}"
+    shots = res["shots"] = {}
+
+    def shot(step):
+        p = f"{o}-{step}.png"
+        shots[step] = p if desk.shot(p) else None
+        return p
+
+    shot("0-app")
+    before_ed = PHRASE[:-1]
+    # a: the phrase up to its last character; b: the last character (the suggestion's next char, if it begins
+    # with it: then the engine advances the suggestion while the key goes through)
+    m1, g1 = type_last(desk, before_ed)
+    res["ghost_a"] = g1
+    shot("1-typed")
+    m2, g2 = type_last(desk, PHRASE[-1])
+    res["ghost_b"] = g2
+    time.sleep(0.3)
+    s2 = shot("2-typed-through")
+    res["preedit_b"] = (app.preedits() or [""])[-1]
+    # c: Esc hides the suggestion
+    mark = settle()
+    desk.key("Escape")
+    time.sleep(0.8)
+    s3 = shot("3-esc")
+    res["shown_after_esc"] = shown_after(mark)
+    res["diff_typed_through"] = diff_pixels(s2, s3, desk.MASK)
+    # d: BackSpace: a fresh suggestion from the model for the phrase minus its last char; Esc again
+    m4, g4 = type_last(desk, "\b")
+    res["ghost_d"] = g4
+    time.sleep(0.3)
+    s4 = shot("4-model")
+    mark = settle()
+    desk.key("Escape")
+    time.sleep(0.8)
+    s5 = shot("5-esc")
+    res["diff_model"] = diff_pixels(s4, s5, desk.MASK)
+    # where the caret is: 3-esc and 5-esc differ by the phrase's last character (and whatever shows the caret's
+    # column, e.g. a status bar); how much of that change lies within NEAR px of where the suggestion was drawn
+    res["caret_near_suggestion"] = near_pixels(s3, s5, res["diff_model"][1], desk.MASK)
+    # e: as a user does: BackSpace (a fresh suggestion from the model), then type along it (its
+    # next two characters, the phrase's last two: the engine advances it), then Tab accepts it, then "!".
+    # The field then holds what it held at 3-esc, so the two screenshots differ by the suggestion only.
+    m6, g6 = type_last(desk, "\b")
+    res["ghost_e0"] = g6
+    m6, g6 = type_last(desk, PHRASE[-2:])
+    res["ghost_e"] = g6
+    time.sleep(0.3)
+    s6 = shot("6-before-tab")
+    res["diff_before_tab"] = diff_pixels(s3, s6, desk.MASK)
+    mark_tab = settle()
+    desk.key("Tab")
+    time.sleep(1.0)
+    shot("7-tab")
+    res["accepting"] = [line.split("accepting", 1)[1].strip() for line in elines()[mark_tab:] if "accepting" in line]
+    desk.type("!")
+    time.sleep(0.8)
+    res["typed"] = PHRASE
+    res["after"] = "!"
+    if app.readback == "page":
+        settle()
+        if app.preedits() and app.preedits()[-1]:
+            desk.key("Escape")  # a suggestion shown inline is part of a page's value
+        time.sleep(1.0)
+    elif app.readback == "file":
+        desk.key("ctrl+s")
+        time.sleep(2.0)
+    elif app.readback == "term":
+        desk.key("Return")
+        time.sleep(1.5)
+    res["text"] = app.text()
+    shot("8-end")
+
+
+def scenario_password(desk, app: App, res: dict) -> None:
+    o = f"{desk.out}/{app.scen}"
+    res["shots"] = {}
+    mark = settle()
+    desk.type(SECRET)
+    settle()
+    time.sleep(1.5)
+    p = f"{o}-1-typed.png"
+    res["shots"]["1-typed"] = p if desk.shot(p) else None
+    res["shown"] = shown_after(mark)
+    res["engine_keys"] = keys_after(mark)
+    res["text_before_tab"] = app.text()
+    desk.key("Tab")
+    time.sleep(1.2)
+    res["typed"] = SECRET
+    res["text"] = app.text()
+    res["focus_moved_on"] = app.focus_moved_on()
+    p = f"{o}-2-tab.png"
+    res["shots"]["2-tab"] = p if desk.shot(p) else None
+
+
+def main() -> int:
+    desktop, out, scenarios = sys.argv[1], sys.argv[2], sys.argv[3:]
+    os.makedirs(out, exist_ok=True)
+    results: dict = {"desktop": desktop, "phrase": PHRASE, "scenarios": {}, "setup": None}
+
+    def save():
+        with open(f"{out}/results.json", "w") as f:
+            json.dump(results, f, indent=1)
+
+    os.makedirs(f"{ENV['XDG_CONFIG_HOME']}/ghosttype", exist_ok=True)
+    for d in ("gtk-3.0", "gtk-4.0"):
+        os.makedirs(f"{ENV['XDG_CONFIG_HOME']}/{d}", exist_ok=True)
+        with open(f"{ENV['XDG_CONFIG_HOME']}/{d}/settings.ini", "w") as f:
+            f.write("[Settings]\ngtk-cursor-blink=false\n")
+    with open(f"{ENV['XDG_CONFIG_HOME']}/ghosttype/config.toml", "w") as f:
+        f.write('debounce_ms = 5\nthreads = 1\nmax_tokens = 6\nlog_level = "debug"\n')
+        if os.environ.get("GT_DISPLAY"):
+            f.write(f'ibus_display = "{os.environ["GT_DISPLAY"]}"\n')
+    # a private, empty "system" bus: GNOME Shell and KWin only need one to exist
+    sysbus = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"],
+                            capture_output=True, text=True, env=ENV).stdout.split()
+    ENV["DBUS_SYSTEM_BUS_ADDRESS"] = sysbus[0]
+    global SYSBUS_PID
+    SYSBUS_PID = int(sysbus[1])
+    desk = (Gnome if desktop == "gnome" else Kde)(out)
+    t_start = time.monotonic()
+    try:
+        desk.start()
+        if os.environ.get("GT_NO_ENGINE"):  # debugging the tier itself: desktop, apps and keys without the engine
+            pass
+        elif not wait_for(lambda: any("status: ready" in line for line in elines()), 120):
+            raise SetupError("the engine never logged 'status: ready': " + (elines() or ["no engine log"])[-1])
+        results["setup"] = {"ok": True, "seconds": round(time.monotonic() - t_start, 1),
+                            "engine_start": next((line for line in elines() if "engine running" in line), "")}
+        desk.settle()
+        note(f"{desktop} and engine ready")
+    except Exception as e:
+        results["setup"] = {"ok": False, "error": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - t_start, 1)}
+        save()
+        note(f"setup failed: {e}")
+        return 1
+    save()
+    for scen in scenarios:
+        t = time.monotonic()
+        res: dict = {"app": scen}
+        results["scenarios"][scen] = res
+        app = App(desk, scen, out)
+        try:
+            app.launch()
+            res["ready"] = app.wait_ready()
+            note(f"{scen}: {res['ready']}")
+            if app.password:
+                scenario_password(desk, app, res)
+            else:
+                scenario_normal(desk, app, res)
+        except Exception:
+            res["error"] = traceback.format_exc()[-1500:]
+        finally:
+            app.close()
+            res["seconds"] = round(time.monotonic() - t, 1)
+            note(f"{scen}: done in {res['seconds']} s: {res.get('text')!r}")
+            save()
+            time.sleep(1.0)
+    desk.stop()
+    results["engine_log_lines"] = len(elines())
+    save()
+    return 0
+
+
+if __name__ == "__main__":
+    rc = 1
+    try:
+        rc = main()
+    finally:
+        for p in reversed(PROCS):
+            stop(p)
+        if SYSBUS_PID:
+            try:
+                os.kill(SYSBUS_PID, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    sys.exit(rc)

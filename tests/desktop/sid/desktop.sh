@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Inside the sid chroot (root, via enter.sh), after readme_check.sh installed ghosttype into
+# /opt/ghosttype/.venv: installs the engine for all users as a user would (`ghosttype ibus install
+# --system`), then runs one desktop session (../inside/session.py) as an unprivileged user under
+# dbus-run-session, bounded in time; afterwards stops every process of that user by PID and uninstalls.
+#
+#   desktop.sh gnome|kde SCENARIO...      results in /out/results.json, screenshots in /out
+set -u
+D=$1; shift
+GT=/opt/ghosttype/.venv/bin/ghosttype
+U=ghosttest UID_=61051 H=/home/ghosttest
+BUDGET=${SESSION_BUDGET:-900}
+$GT ibus install --system >/out/ibus-install.log 2>&1 \
+  || { echo "ghosttype ibus install --system failed: $(tail -1 /out/ibus-install.log)" >&2; exit 3; }
+id $U >/dev/null 2>&1 || useradd -u $UID_ -M -d $H -s /bin/bash $U
+rm -rf $H; mkdir -p $H; chown $U: $H /out
+RUNDIR=/run/user/$UID_; mkdir -p $RUNDIR; chown $U: $RUNDIR; chmod 700 $RUNDIR
+timeout -k 10 "$BUDGET" runuser -u $U -- env -i PATH=/usr/bin:/bin HOME=$H USER=$U LOGNAME=$U LANG=C.UTF-8 \
+  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
+  dbus-run-session -- /usr/bin/python3 /opt/ghosttype/tests/desktop/inside/session.py "$D" /out "$@" >/out/session.log 2>&1
+rc=$?
+[ $rc = 124 ] && echo "the $D session did not finish within $BUDGET s" >>/out/session.log
+# nothing of the test user may outlive the session: by PID, TERM then KILL
+for sig in TERM KILL; do
+  for p in $(pgrep -u $UID_); do kill -s $sig "$p" 2>/dev/null; done
+  sleep 1
+done
+left=$(pgrep -u $UID_ | tr '\n' ' ')
+[ -z "$left" ] || echo "processes of $U still alive: $left" >>/out/session.log
+cp $H/.local/state/ghosttype/log/ghosttype.log /out/engine.log 2>/dev/null
+$GT ibus uninstall --system >/dev/null 2>&1
+exit $rc

@@ -1,0 +1,66 @@
+"""ghosttype's IBus engine on the current desktops, with real applications and real keys.
+
+* ``gnome``: GNOME Shell (51 in Debian sid) headless; ghosttype the only input source, set the way
+  GNOME's Settings does (org.gnome.desktop.input-sources); keys through Mutter's RemoteDesktop API.
+* ``kde``: KDE Plasma 6's route: KWin 6 (sid) nested in Xvfb, IBus as KWin's input method the way
+  Plasma's Virtual Keyboard page sets it (kwinrc InputMethod = IBus Wayland), no *_IM_MODULE
+  variables, the engine chosen with ``ibus engine``; keys through KWin's org_kde_kwin_fake_input.
+
+One session per desktop runs all its scenarios (conftest.run_desktop); each test judges one
+application's recorded results (checks.py says what each check means).
+"""
+
+import pytest
+
+from tests.desktop import checks
+
+# the fixtures bound every step themselves (chroot build, install, one session per desktop)
+pytestmark = [pytest.mark.desktop, pytest.mark.timeout(7200)]
+
+#: Applications with a text field (readback: the app's own log, a saved file, a terminal line, a page).
+NORMAL = {
+    "gnome": ["gnome-text-editor", "mousepad", "qt", "firefox", "chromium", "kgx"],
+    "kde": ["kwrite", "qt", "gnome-text-editor", "mousepad", "konsole", "firefox", "chromium"],
+}
+#: Password fields: GTK4 PasswordEntry, GTK3 invisible entry, Qt EchoMode Password, <input type=password>.
+PASSWORD = {
+    "gnome": ["gtk4-pw", "gtk3-pw", "qt-pw", "firefox-pw", "chromium-pw"],
+    "kde": ["qt-pw", "gtk4-pw", "gtk3-pw", "firefox-pw", "chromium-pw"],
+}
+#: GNOME with ``ibus_display = "preedit"``: the inline route must not lose, double or reorder a typed
+#: character either (the apps where it did: Chromium, Qt; GTK4 for comparison).
+PREEDIT = {"gnome-preedit": ["chromium", "qt", "gnome-text-editor"]}
+SCENARIOS = {d: NORMAL[d] + PASSWORD[d] for d in NORMAL} | PREEDIT
+PREEDIT_CASES = [(d, a) for d in PREEDIT for a in PREEDIT[d]]
+NORMAL_CASES = [(d, a) for d in NORMAL for a in NORMAL[d]]
+PASSWORD_CASES = [(d, a) for d in PASSWORD for a in PASSWORD[d]]
+
+
+@pytest.mark.parametrize("desktop, app", NORMAL_CASES)
+def test_tab_inserts_exactly_the_shown_suggestion_and_keys_arrive_once_in_order(desktops, sid, desktop, app):
+    checks.check_tab_inserts_the_shown_suggestion(desktops(desktop, SCENARIOS[desktop]), app, sid.complete)
+
+
+@pytest.mark.parametrize("desktop, app", NORMAL_CASES)
+def test_suggestion_is_visible_and_esc_hides_it(desktops, desktop, app):
+    checks.check_visible_and_esc_hides(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+@pytest.mark.parametrize("desktop, app", NORMAL_CASES)
+def test_suggestion_is_drawn_at_the_caret(desktops, desktop, app):
+    checks.check_drawn_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+@pytest.mark.parametrize("desktop, app", NORMAL_CASES)
+def test_typing_the_suggestions_next_char_keeps_it_visible(desktops, desktop, app):
+    checks.check_typing_through_keeps_it_visible(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+@pytest.mark.parametrize("desktop, app", PASSWORD_CASES)
+def test_password_field_shows_nothing_and_tab_goes_through(desktops, desktop, app):
+    checks.check_password(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+@pytest.mark.parametrize("desktop, app", PREEDIT_CASES)
+def test_preedit_display_keeps_typed_keys_and_tab_inserts_the_suggestion(desktops, sid, desktop, app):
+    checks.check_tab_inserts_the_shown_suggestion(desktops(desktop, SCENARIOS[desktop]), app, sid.complete)

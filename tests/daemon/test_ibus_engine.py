@@ -508,3 +508,30 @@ def test_a_field_further_behind_than_the_lag_allows_is_taken_as_changed(rig):
     engine.set_surrounding_text("Say", 3, 3)  # not a state of the last keys: an edit
     assert press(engine, TAB) is False
     assert out.committed == []
+
+
+@pytest.mark.parametrize("mask", ["\u25cf", "\u2022", "*"])
+def test_a_field_whose_text_is_all_mask_characters_is_a_password_field(rig, mask):
+    """Firefox on Wayland reports its password inputs with their masked text
+    and no password purpose: nothing is captured or suggested there."""
+    engine, out = rig.engine("gnome-shell")
+    requests = len(rig.worker.requests)
+    engine.set_surrounding_text(mask, 1, 1)
+    type_text(engine, "orrect")
+    for n in range(2, 6):
+        engine.set_surrounding_text(mask * n, n, n)
+        type_text(engine, "x")
+    assert len(rig.worker.requests) == requests
+    assert rig.controller.buffer_text == "" and rig.controller.state().blocked
+    assert out.aux == "" and out.preedit == ""
+    # The next field is normal again.
+    engine.focus_in("/ic/2", "gnome-shell")
+    type_text(engine, "Say hel")
+    assert rig.worker.last[1] == "Say hel" and not rig.controller.state().blocked
+
+
+def test_the_hidden_text_hint_is_private(rig):
+    engine, out = rig.engine()
+    engine.set_content_type(wire.PURPOSE_FREE_FORM, wire.HINT_HIDDEN_TEXT)
+    type_text(engine, "hunter2")
+    assert rig.controller.buffer_text == "" and rig.controller.state().blocked

@@ -91,6 +91,10 @@ _WEB_APPS = ("firefox", "chromium", "chrome", "brave", "msedge", "microsoft-edge
              "obsidian", "thunderbird")
 #: How many of the last keys a field's reported text may lag behind.
 LAG_KEYS = 2
+#: Characters toolkits draw password fields with.  A field whose text is all
+#: of these is a password field whatever purpose it declares (Firefox on
+#: Wayland sends its password inputs' masked text and no password purpose).
+MASK_CHARS = frozenset("\u25cf\u2022\u2219\u00b7\u25aa*")
 
 PROP_ENABLED = "ghosttype.enabled"
 PROP_PAUSED = "ghosttype.paused"
@@ -269,6 +273,7 @@ class Engine:
         self._before_keys: collections.deque[str] = collections.deque(maxlen=LAG_KEYS)
         self._swallowed: set[int] = set()
         self._shown: tuple[str, str] = ("", "")  #: (text, "preedit" | "popup") currently displayed
+        self._masked = False  #: the field's text is password mask characters
         self._in_key = False  #: a key press is being handled: showing waits for key_done()
         self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
         self._lock = threading.Lock()
@@ -285,7 +290,9 @@ class Engine:
 
     def is_private(self) -> bool:
         """No capture, no suggestion (treated like a password field)."""
-        if self.purpose in (wire.PURPOSE_PASSWORD, wire.PURPOSE_PIN) or self.hints & wire.HINT_PRIVATE:
+        if self.purpose in (wire.PURPOSE_PASSWORD, wire.PURPOSE_PIN) or self.hints & (wire.HINT_PRIVATE | wire.HINT_HIDDEN_TEXT):
+            return True
+        if self._masked:
             return True
         return self.purpose == wire.PURPOSE_TERMINAL and self.controller.config.ibus_terminals == "skip"
 
@@ -366,6 +373,7 @@ class Engine:
         self._field = self.frontend.next_field_id()
         self._keys_since_focus = 0
         self._before_keys.clear()
+        self._masked = False
         self._surrounding = None
         self._surrounding_fresh = False
         # Nothing is focused while the controller switches fields: a result
@@ -405,11 +413,20 @@ class Engine:
     def set_content_type(self, purpose: int, hints: int) -> None:
         if (purpose, hints) == (self.purpose, self.hints):
             return
+        log.debug("content type: purpose %d, hints %#x", purpose, hints)
         self.purpose, self.hints = purpose, hints
         if self.frontend.focused is self:
             self.controller.on_focus(self.focus_state())
 
     def set_surrounding_text(self, text: str, cursor: int, anchor: int) -> None:
+        masked = bool(text) and set(text) <= MASK_CHARS
+        if masked != self._masked and (masked or text):
+            self._masked = masked
+            if self.frontend.focused is self:
+                self.controller.on_focus(self.focus_state())  # the privacy rules again
+        if self._masked:
+            self._surrounding = None  # nothing of a password field is kept
+            return
         self._surrounding = (text, cursor, anchor)
         self._surrounding_fresh = True
         if self._keys_since_focus == 0 and self.frontend.focused is self:

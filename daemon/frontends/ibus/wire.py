@@ -68,6 +68,7 @@ PURPOSE_PIN = 9
 PURPOSE_TERMINAL = 10
 # IBusInputHints
 HINT_PRIVATE = 1 << 11
+HINT_HIDDEN_TEXT = 1 << 12  #: ibus >= 1.5.29; GNOME Shell maps Wayland's hidden_text to it
 
 # IBusPropType / IBusPropState
 PROP_TYPE_NORMAL = 0

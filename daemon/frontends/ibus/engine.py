@@ -72,6 +72,9 @@ from typing import Callable, Optional, Protocol
 from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, event_spec
 from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
+    _GREY_PREEDIT_PREFIXES, _WEB_APPS, LAG_KEYS, MASK_CHARS, app_from_client, continues,
+)
 from daemon.frontends.ibus.keys import key_event
 from daemon.frontends.base import FocusState, Rect
 
@@ -79,23 +82,6 @@ log = logging.getLogger(__name__)
 
 #: Colour of the suggestion drawn as preedit (0xRRGGBB), where the toolkit honours it.
 GHOST_COLOUR = 0x808080
-#: Client names whose preedit is drawn grey (the IBus module of GTK 3); every
-#: other client draws it like typed text or drops its colours: GNOME Shell and
-#: KWin (client ``wayland``) forward only text and cursor, GTK 4 ignores
-#: colours, Qt draws it black.
-_GREY_PREEDIT_PREFIXES = ("gtk3-im:",)
-#: Applications whose pages can read preedit text as the field's content
-#: (``textarea.value``, composition events): browsers and Electron apps.
-_WEB_APPS = ("firefox", "chromium", "chrome", "brave", "msedge", "microsoft-edge", "vivaldi", "opera",
-             "epiphany", "electron", "code", "codium", "cursor", "slack", "discord", "signal", "teams",
-             "obsidian", "thunderbird")
-#: How many of the last keys a field's reported text may lag behind.
-LAG_KEYS = 2
-#: Characters toolkits draw password fields with.  A field whose text is all
-#: of these is a password field whatever purpose it declares (Firefox on
-#: Wayland sends its password inputs' masked text and no password purpose).
-MASK_CHARS = frozenset("\u25cf\u2022\u2219\u00b7\u25aa*")
-
 PROP_ENABLED = "ghosttype.enabled"
 PROP_PAUSED = "ghosttype.paused"
 PROP_STATUS = "ghosttype.status"
@@ -115,26 +101,6 @@ class EngineOutput(Protocol):
     def update_property(self, prop: wire.Property) -> None: ...
 
     def require_surrounding_text(self) -> None: ...
-
-
-def app_from_client(client: str) -> str:
-    """The application named in an IBus client name, lower case ("" when the
-    client does not name one: ``gnome-shell``, ``fake``, ``xim``...)."""
-    if ":" not in client:
-        return ""
-    name = client.split(":", 1)[1].strip()
-    return name.rsplit("/", 1)[-1].lower()
-
-
-def continues(tracked: str, field: str) -> bool:
-    """True when the field's text before the caret is what we tracked, as far
-    as both go (either may be cut: our buffer is bounded, clients send a
-    window or one paragraph)."""
-    if field == tracked:
-        return True
-    if not tracked:
-        return False  # we know nothing, the field does: learn it
-    return field.endswith(tracked) or tracked.endswith(field)
 
 
 class IBusFrontend:

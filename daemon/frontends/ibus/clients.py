@@ -1,0 +1,42 @@
+"""What the engine knows of an IBus client and its field's text: the
+application it names, whose preedit is drawn grey and private, when a
+field's reported text still agrees with the keys, and masked text."""
+
+from __future__ import annotations
+
+#: Client names whose preedit is drawn grey (the IBus module of GTK 3); every
+#: other client draws it like typed text or drops its colours: GNOME Shell and
+#: KWin (client ``wayland``) forward only text and cursor, GTK 4 ignores
+#: colours, Qt draws it black.
+_GREY_PREEDIT_PREFIXES = ("gtk3-im:",)
+#: Applications whose pages can read preedit text as the field's content
+#: (``textarea.value``, composition events): browsers and Electron apps.
+_WEB_APPS = ("firefox", "chromium", "chrome", "brave", "msedge", "microsoft-edge", "vivaldi", "opera",
+             "epiphany", "electron", "code", "codium", "cursor", "slack", "discord", "signal", "teams",
+             "obsidian", "thunderbird")
+#: How many of the last keys a field's reported text may lag behind.
+LAG_KEYS = 2
+#: Characters toolkits draw password fields with.  A field whose text is all
+#: of these is a password field whatever purpose it declares (Firefox on
+#: Wayland sends its password inputs' masked text and no password purpose).
+MASK_CHARS = frozenset("\u25cf\u2022\u2219\u00b7\u25aa*")
+
+
+def app_from_client(client: str) -> str:
+    """The application named in an IBus client name, lower case ("" when the
+    client does not name one: ``gnome-shell``, ``fake``, ``xim``...)."""
+    if ":" not in client:
+        return ""
+    name = client.split(":", 1)[1].strip()
+    return name.rsplit("/", 1)[-1].lower()
+
+
+def continues(tracked: str, field: str) -> bool:
+    """True when the field's text before the caret is what we tracked, as far
+    as both go (either may be cut: our buffer is bounded, clients send a
+    window or one paragraph)."""
+    if field == tracked:
+        return True
+    if not tracked:
+        return False  # we know nothing, the field does: learn it
+    return field.endswith(tracked) or tracked.endswith(field)

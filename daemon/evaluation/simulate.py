@@ -260,14 +260,6 @@ def user_table(runs: Sequence[UserRun]) -> str:
     return "\n".join(lines)
 
 
-def choose_user_start(text: str, chars: int, context_chars: int, seed: int) -> int:
-    """Where the simulated user starts typing ``chars`` characters (a seeded
-    word start with context before it; see :func:`daemon.evaluation.replay.choose_start`)."""
-    from daemon.evaluation.replay import choose_start
-
-    return choose_start(text, chars, context_chars, seed)
-
-
 def simulate_files(
     model_name: str,
     model_path: str,
@@ -286,7 +278,7 @@ def simulate_files(
     from daemon.commands.complete import load_lm
     from daemon.cpc.beam import Decoder
     from daemon.evaluation.progress import terminal_progress
-    from daemon.evaluation.replay import session_config, strategy_name
+    from daemon.evaluation.replay import choose_start, session_config, strategy_name
 
     main_name = strategy_name(params.strategy, params.beam_width)
     suggesters = [(main_name, params.strategy)]
@@ -300,7 +292,7 @@ def simulate_files(
         for file_name, raw in files:
             kind = kind_of(file_name)
             text = as_typed(raw, kind)
-            start = choose_user_start(text, chars, params.context_chars, seed)
+            start = choose_start(text, chars, params.context_chars, seed)
             end = min(len(text), start + chars)
             runs = []
             for name, strategy in suggesters:

@@ -42,7 +42,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
-from daemon.evaluation.simulate import MIN_WORD_ACCEPT, UserRun, as_typed, choose_user_start, kind_of
+from daemon.evaluation.replay import choose_start
+from daemon.evaluation.simulate import MIN_WORD_ACCEPT, UserRun, as_typed, kind_of
 
 _WORD_CHAR = re.compile(r"\w")
 
@@ -204,7 +205,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
             path = pathlib.Path(name)
             kind = kind_of(path.name)
             text = as_typed(path.read_text(encoding="utf-8"), kind)
-            start = choose_user_start(text, args.chars, params.context_chars, args.seed)
+            start = choose_start(text, args.chars, params.context_chars, args.seed)
             end = min(len(text), start + args.chars)
             lm.clear_cache()
             records = collect(decoder, text, start, end, params, terminal_progress(path.name))

@@ -501,13 +501,48 @@ def test_a_field_reporting_its_text_a_key_late_keeps_the_suggestion(rig):
     assert rig.controller.buffer_text == "Say hello world"
 
 
+def type_echoed(engine, text: str) -> None:
+    """Type as Firefox on KWin answers: right after each key, the text it had before that key."""
+    for ch in text:
+        before = engine.controller.buffer_text
+        type_text(engine, ch)
+        engine.set_surrounding_text(before, len(before), len(before))
+
+
+def test_a_field_whose_report_after_backspaces_is_three_keys_old_keeps_the_suggestion(rig):
+    """Firefox on KWin, as recorded: no report after BackSpace, then after the next key the text
+    from before the BackSpaces; the suggestion stays, and Tab inserts it after the real text."""
+    engine, out = rig.engine("wayland")
+    type_echoed(engine, "Vim is a text edi")
+    press(engine, BACKSPACE)
+    press(engine, BACKSPACE)
+    type_text(engine, "d")
+    engine.set_surrounding_text("Vim is a text edi", 17, 17)  # the text from before both BackSpaces
+    type_echoed(engine, "i")
+    rig.deliver("tor")
+    assert out.aux == "tor"
+    assert rig.controller.buffer_text == "Vim is a text edi"
+    assert press(engine, TAB) is True
+    assert out.committed == ["tor"]
+
+
 def test_a_field_further_behind_than_the_lag_allows_is_taken_as_changed(rig):
     engine, out = rig.engine("wayland")
     type_text(engine, "Say hel")
     rig.deliver("lo world")
-    engine.set_surrounding_text("Say", 3, 3)  # not a state of the last keys: an edit
+    engine.set_surrounding_text("Say it", 6, 6)  # not a state of the last keys: an edit
     assert press(engine, TAB) is False
     assert out.committed == []
+
+
+def test_a_second_report_without_a_key_between_is_the_fields_news(rig):
+    """After a key's late echo, another, different report with no key between (a click back into
+    the word just typed) is an edit even though it equals an earlier state: the field's text wins."""
+    engine, out = rig.engine("wayland")
+    type_echoed(engine, "Say hel")
+    engine.set_surrounding_text("Say hel", 4, 4)  # the caret clicked back after "Say "
+    type_text(engine, "x")
+    assert rig.controller.buffer_text == "Say x"
 
 
 @pytest.mark.parametrize("mask", ["\u25cf", "\u2022", "*"])

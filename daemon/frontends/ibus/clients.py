@@ -14,8 +14,10 @@ _GREY_PREEDIT_PREFIXES = ("gtk3-im:",)
 _WEB_APPS = ("firefox", "chromium", "chrome", "brave", "msedge", "microsoft-edge", "vivaldi", "opera",
              "epiphany", "electron", "code", "codium", "cursor", "slack", "discord", "signal", "teams",
              "obsidian", "thunderbird")
-#: How many of the last keys a field's reported text may lag behind.
-LAG_KEYS = 2
+#: How many of the last keys a field's reported text may lag behind.  Firefox
+#: on KWin reports, right after each key, the text it had before that key, and
+#: sends nothing after BackSpace: its next report can be three keys old.
+LAG_KEYS = 8
 #: Characters toolkits draw password fields with.  A field whose text is all
 #: of these is a password field whatever purpose it declares (Firefox on
 #: Wayland sends its password inputs' masked text and no password purpose).

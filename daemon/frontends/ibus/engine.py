@@ -43,9 +43,12 @@ Rules worth knowing:
   re-synchronised from the field's own surrounding text when the client sends
   one (GTK, Qt, Firefox): when that text does not continue what we tracked
   (a click, an edit by the application), the field's text wins.  A field
-  that reports its text a key late (Firefox on KWin) is not a change: text
-  equal to what we tracked before one of the last :data:`LAG_KEYS` keys
-  counts as agreeing.
+  that reports its text late (Firefox on KWin sends, right after each key,
+  the text from before it, and nothing after BackSpace) is not a change: the
+  first new report after a key that equals what we tracked before one of the
+  last two keys is an echo, and once the field has echoed the key just before,
+  one of the last :data:`LAG_KEYS`.  A second, different report with no key
+  between (a click back into the text just typed) is the field's news.
 * Each focus-in starts a new field id; a result for an older field is dropped
   by the controller (its buffer generation moved on), and showing goes only to
   the engine focused now.
@@ -234,6 +237,9 @@ class Engine:
         self._field = 0
         self._surrounding: Optional[tuple[str, int, int]] = None
         self._surrounding_fresh = False
+        #: new (different) reports since the last key; only the first may be a late echo
+        self._reports_since_key = 0
+        self._echoes = False
         self._keys_since_focus = 0
         #: the tracked text before each of the last keys (a lagging field may report one)
         self._before_keys: collections.deque[str] = collections.deque(maxlen=LAG_KEYS)
@@ -298,6 +304,7 @@ class Engine:
         if self.frontend.focused is not self:
             self.focus_in()  # a client without focus events (no CAP_FOCUS)
         self._sync_surrounding()
+        self._reports_since_key = 0
         self._keys_since_focus += 1
         event = key_event(keyval, state)
         consumed = self._decide(keyval, event)
@@ -339,6 +346,8 @@ class Engine:
         self._field = self.frontend.next_field_id()
         self._keys_since_focus = 0
         self._before_keys.clear()
+        self._reports_since_key = 0
+        self._echoes = False  #: the field has reported, right after a key, its text from before it
         self._masked = False
         self._surrounding = None
         self._surrounding_fresh = False
@@ -393,6 +402,8 @@ class Engine:
         if self._masked:
             self._surrounding = None  # nothing of a password field is kept
             return
+        if (text, cursor, anchor) != self._surrounding:
+            self._reports_since_key += 1
         self._surrounding = (text, cursor, anchor)
         self._surrounding_fresh = True
         if self._keys_since_focus == 0 and self.frontend.focused is self:
@@ -422,7 +433,12 @@ class Engine:
         if continues(self.controller.buffer_text, before):
             self._before_keys.clear()
             return
-        if any(continues(earlier, before) for earlier in self._before_keys):
+        # how far back a late echo may reach: the last two keys, or all we keep once the field has
+        # been seen echoing (a click back into the text just typed must not pass for an echo)
+        depth = len(self._before_keys) if self._echoes else 2
+        recent = list(self._before_keys)[-depth:]
+        if self._reports_since_key <= 1 and any(continues(earlier, before) for earlier in recent):
+            self._echoes = self._echoes or (bool(recent) and continues(recent[-1], before))
             log.debug("the field's text lags the keys: kept the tracked text")
             return
         log.debug("surrounding text differs from the tracked text: taking the field's (%d chars)", len(before))

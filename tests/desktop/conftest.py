@@ -19,6 +19,7 @@ scenarios, and its tests judge the recorded results. Screenshots and logs land i
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pathlib
@@ -34,6 +35,9 @@ SID_ROOT = pathlib.Path(os.environ.get("GHOSTTYPE_SID", "/srv/ghosttype-sid"))
 ARTIFACTS = pathlib.Path(os.environ.get("GHOSTTYPE_DESKTOP_ARTIFACTS", HERE / "artifacts"))
 BUILD_TIMEOUT = 3600
 README_TIMEOUT = 2400
+#: How long a run waits for another run of the tier on this machine to finish (they share the sid
+#: chroot, its cache and the test user's uid, so two at once would break each other).
+LOCK_WAIT = 3600
 
 
 def pytest_collection_modifyitems(config, items):
@@ -92,10 +96,28 @@ class Sid:
         shutil.rmtree(self.run, ignore_errors=True)
 
 
+def _machine_lock():
+    """Hold the machine's tier lock (flock on a file beside the chroot) until the process ends;
+    waits up to LOCK_WAIT s for another run to finish."""
+    SID_ROOT.mkdir(parents=True, exist_ok=True)
+    f = open(SID_ROOT / ".tier.lock", "a+")
+    end = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return f
+        except BlockingIOError:
+            if time.monotonic() > end:
+                pytest.fail(f"another run of the desktop tier held {SID_ROOT / '.tier.lock'} for more than "
+                            f"{LOCK_WAIT} s")
+            time.sleep(5)
+
+
 @pytest.fixture(scope="session")
 def sid():
     if os.geteuid() != 0:
         pytest.fail("the desktop tier needs root (mmdebstrap, chroot, mount namespaces)")
+    lock = _machine_lock()
     t = time.monotonic()
     try:
         r = subprocess.run(["bash", str(HERE / "sid" / "build.sh"), str(SID_ROOT)], capture_output=True, text=True,
@@ -129,6 +151,7 @@ def sid():
         env.complete = [json.loads(line) for line in (out / "complete.jsonl").read_text().splitlines() if line.strip()]
     yield env
     env.cleanup()
+    lock.close()
 
 
 @pytest.fixture(scope="session")

@@ -37,8 +37,12 @@ PASSWORD_CASES = [(d, a) for d in PASSWORD for a in PASSWORD[d]]
 
 #: Known failures, each with what was seen: they stay visible in every run's summary (xfail) until fixed.
 KNOWN = {
-    ("tab", "kde", "firefox"): "Firefox on KWin: after 'd' and 'i' are typed along the suggestion the popup is "
-                               "gone by the time Tab is pressed, so Tab is Firefox's (cause not found yet)",
+    ("caret", "kde", "firefox"): "Firefox on KWin: IBus's popup is at times drawn at the start of the field, a "
+                                 "line below the text, instead of at the caret (in the same run, at the caret a "
+                                 "minute later): KWin places the input-method popup at the cursor rectangle the "
+                                 "client last reported through text-input, and only when the popup is mapped or "
+                                 "resized, and the one Firefox reported is at times the empty field's; GNOME "
+                                 "Shell places it at Firefox's caret",
 }
 
 
@@ -57,7 +61,7 @@ def test_suggestion_is_visible_and_esc_hides_it(desktops, desktop, app):
     checks.check_visible_and_esc_hides(desktops(desktop, SCENARIOS[desktop]), app)
 
 
-@pytest.mark.parametrize("desktop, app", NORMAL_CASES)
+@pytest.mark.parametrize("desktop, app", cases("caret", NORMAL_CASES))
 def test_suggestion_is_drawn_at_the_caret(desktops, desktop, app):
     checks.check_drawn_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app)
 

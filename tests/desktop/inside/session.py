@@ -118,37 +118,63 @@ def settle(timeout: float = 10.0, quiet: float = 0.5) -> int:
 
 # ---- screenshots --------------------------------------------------------------------------------------
 
-def diff_pixels(a: str, b: str, mask: tuple = ()) -> tuple[int, list]:
+def _diff_mask(a: str, b: str, mask: tuple = ()):
     """Pixels that differ clearly (any channel by more than 40) between two screenshots, outside ``mask``
-    (GNOME's clock, which ticks), and their box."""
+    (GNOME's clock, which ticks), as a 0/255 image; None when a screenshot is missing."""
     try:
         ia, ib = Image.open(a).convert("RGB"), Image.open(b).convert("RGB")
     except OSError:
-        return -1, []
+        return None
     if mask:
         for i in (ia, ib):
             i.paste((0, 0, 0), mask)
-    d = ImageChops.difference(ia, ib).convert("L").point(lambda v: 255 if v > 40 else 0)
+    return ImageChops.difference(ia, ib).convert("L").point(lambda v: 255 if v > 40 else 0)
+
+
+def diff_pixels(a: str, b: str, mask: tuple = ()) -> tuple[int, list]:
+    """How many pixels differ clearly between two screenshots, and their box."""
+    d = _diff_mask(a, b, mask)
+    if d is None:
+        return -1, []
     return d.histogram()[255], list(d.getbbox() or [])
 
 
-NEAR = 60
+CELL = 16
 
 
-def near_pixels(a: str, b: str, box: list, mask: tuple = ()) -> int:
-    """Pixels that differ clearly between two screenshots within NEAR px of ``box`` (-1: no box)."""
-    if not box:
-        return -1
-    try:
-        ia, ib = Image.open(a).convert("RGB"), Image.open(b).convert("RGB")
-    except OSError:
-        return -1
-    if mask:
-        for i in (ia, ib):
-            i.paste((0, 0, 0), mask)
-    area = (max(0, box[0] - NEAR), max(0, box[1] - NEAR), min(ia.width, box[2] + NEAR), min(ia.height, box[3] + NEAR))
-    d = ImageChops.difference(ia.crop(area), ib.crop(area)).convert("L").point(lambda v: 255 if v > 40 else 0)
-    return d.histogram()[255]
+def diff_regions(a: str, b: str, mask: tuple = ()) -> list[tuple[int, list]]:
+    """The separate places where two screenshots differ, largest first: (pixels, box) of each group of
+    changed CELL x CELL cells that touch (a popup, a line of ghost text, a typed character, a caret, a
+    status bar's column number)."""
+    d = _diff_mask(a, b, mask)
+    if d is None:
+        return []
+    cells = {}
+    for y in range(0, d.height, CELL):
+        for x in range(0, d.width, CELL):
+            n = d.crop((x, y, x + CELL, y + CELL)).histogram()[255]
+            if n:
+                cells[(x // CELL, y // CELL)] = n
+    regions, seen = [], set()
+    for start in cells:
+        if start in seen:
+            continue
+        seen.add(start)
+        todo, group = [start], []
+        while todo:
+            c = todo.pop()
+            group.append(c)
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    n = (c[0] + dx, c[1] + dy)
+                    if n in cells and n not in seen:
+                        seen.add(n)
+                        todo.append(n)
+        box = list(d.crop((min(x for x, _ in group) * CELL, min(y for _, y in group) * CELL,
+                           (max(x for x, _ in group) + 1) * CELL, (max(y for _, y in group) + 1) * CELL)).getbbox())
+        off = (min(x for x, _ in group) * CELL, min(y for _, y in group) * CELL)
+        regions.append((sum(cells[c] for c in group), [box[0] + off[0], box[1] + off[1], box[2] + off[0], box[3] + off[1]]))
+    return sorted(regions, key=lambda r: -r[0])
 
 
 # ---- desktops -----------------------------------------------------------------------------------------
@@ -624,9 +650,11 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     time.sleep(0.8)
     s5 = shot("5-esc")
     res["diff_model"] = diff_pixels(s4, s5, desk.MASK)
-    # where the caret is: 3-esc and 5-esc differ by the phrase's last character (and whatever shows the caret's
-    # column, e.g. a status bar); how much of that change lies within NEAR px of where the suggestion was drawn
-    res["caret_near_suggestion"] = near_pixels(s3, s5, res["diff_model"][1], desk.MASK)
+    # where it was drawn: the largest place where 4-model and 5-esc differ (a caret blinking is smaller);
+    # where the caret is: 3-esc and 5-esc differ by the phrase's last character and the caret's move (and
+    # whatever shows the caret's column, e.g. a status bar)
+    res["suggestion_region"] = (diff_regions(s4, s5, desk.MASK) or [None])[0]
+    res["caret_regions"] = diff_regions(s3, s5, desk.MASK)
     # e: as a user does: BackSpace (a fresh suggestion from the model), then type along it (its
     # next two characters, the phrase's last two: the engine advances it), then Tab accepts it, then "!".
     # The field then holds what it held at 3-esc, so the two screenshots differ by the suggestion only.

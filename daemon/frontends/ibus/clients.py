@@ -18,6 +18,9 @@ _WEB_APPS = ("firefox", "chromium", "chrome", "brave", "msedge", "microsoft-edge
 #: on KWin reports, right after each key, the text it had before that key, and
 #: sends nothing after BackSpace: its next report can be three keys old.
 LAG_KEYS = 8
+#: Seconds after a key within which a field's report may be a late echo of an
+#: earlier state (Firefox's come within milliseconds; a click takes longer).
+ECHO_WINDOW = 0.3
 #: Characters toolkits draw password fields with.  A field whose text is all
 #: of these is a password field whatever purpose it declares (Firefox on
 #: Wayland sends its password inputs' masked text and no password purpose).

@@ -44,11 +44,12 @@ Rules worth knowing:
   one (GTK, Qt, Firefox): when that text does not continue what we tracked
   (a click, an edit by the application), the field's text wins.  A field
   that reports its text late (Firefox on KWin sends, right after each key,
-  the text from before it, and nothing after BackSpace) is not a change: the
-  first new report after a key that equals what we tracked before one of the
-  last two keys is an echo, and once the field has echoed the key just before,
-  one of the last :data:`LAG_KEYS`.  A second, different report with no key
-  between (a click back into the text just typed) is the field's news.
+  the text from before it, at times twice, and nothing after BackSpace) is
+  not a change: a report that comes within :data:`ECHO_WINDOW` of a key and
+  equals what we tracked before one of the last two keys is an echo, and once
+  the field has echoed the key just before, one of the last :data:`LAG_KEYS`.
+  A report with no key just before it (a click back into the text just typed)
+  is the field's news.
 * Each focus-in starts a new field id; a result for an older field is dropped
   by the controller (its buffer generation moved on), and showing goes only to
   the engine focused now.
@@ -70,13 +71,14 @@ import collections
 import itertools
 import logging
 import threading
+import time
 from typing import Callable, Optional, Protocol
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, event_spec
 from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
-    _GREY_PREEDIT_PREFIXES, _WEB_APPS, LAG_KEYS, MASK_CHARS, app_from_client, continues,
+    _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, app_from_client, continues,
 )
 from daemon.frontends.ibus.keys import key_event
 from daemon.frontends.base import FocusState, Rect
@@ -237,9 +239,10 @@ class Engine:
         self._field = 0
         self._surrounding: Optional[tuple[str, int, int]] = None
         self._surrounding_fresh = False
-        #: new (different) reports since the last key; only the first may be a late echo
-        self._reports_since_key = 0
+        self._key_at = -1e9  #: when the last key press came (monotonic seconds)
+        self._surrounding_after_key = False  #: the newest report came within ECHO_WINDOW of a key
         self._echoes = False
+        self.clock: Callable[[], float] = time.monotonic
         self._keys_since_focus = 0
         #: the tracked text before each of the last keys (a lagging field may report one)
         self._before_keys: collections.deque[str] = collections.deque(maxlen=LAG_KEYS)
@@ -304,7 +307,7 @@ class Engine:
         if self.frontend.focused is not self:
             self.focus_in()  # a client without focus events (no CAP_FOCUS)
         self._sync_surrounding()
-        self._reports_since_key = 0
+        self._key_at = self.clock()
         self._keys_since_focus += 1
         event = key_event(keyval, state)
         consumed = self._decide(keyval, event)
@@ -346,7 +349,7 @@ class Engine:
         self._field = self.frontend.next_field_id()
         self._keys_since_focus = 0
         self._before_keys.clear()
-        self._reports_since_key = 0
+        self._surrounding_after_key = False
         self._echoes = False  #: the field has reported, right after a key, its text from before it
         self._masked = False
         self._surrounding = None
@@ -402,8 +405,7 @@ class Engine:
         if self._masked:
             self._surrounding = None  # nothing of a password field is kept
             return
-        if (text, cursor, anchor) != self._surrounding:
-            self._reports_since_key += 1
+        self._surrounding_after_key = self.clock() - self._key_at <= ECHO_WINDOW
         self._surrounding = (text, cursor, anchor)
         self._surrounding_fresh = True
         if self._keys_since_focus == 0 and self.frontend.focused is self:
@@ -437,7 +439,7 @@ class Engine:
         # been seen echoing (a click back into the text just typed must not pass for an echo)
         depth = len(self._before_keys) if self._echoes else 2
         recent = list(self._before_keys)[-depth:]
-        if self._reports_since_key <= 1 and any(continues(earlier, before) for earlier in recent):
+        if self._surrounding_after_key and any(continues(earlier, before) for earlier in recent):
             self._echoes = self._echoes or (bool(recent) and continues(recent[-1], before))
             log.debug("the field's text lags the keys: kept the tracked text")
             return

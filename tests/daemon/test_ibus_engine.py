@@ -552,8 +552,8 @@ def test_a_report_with_no_key_just_before_it_is_the_fields_news(rig):
     edit even though it equals an earlier state: the field's text wins."""
     engine, out = rig.engine("wayland")
     type_echoed(engine, "Say hel")
-    now = engine.clock()
-    engine.clock = lambda: now + 1.0
+    now = engine.echoes.clock()
+    engine.echoes.clock = lambda: now + 1.0
     engine.set_surrounding_text("Say hel", 4, 4)  # the caret clicked back after "Say "
     type_text(engine, "x")
     assert rig.controller.buffer_text == "Say x"

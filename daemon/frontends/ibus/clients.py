@@ -4,6 +4,10 @@ field's reported text still agrees with the keys, and masked text."""
 
 from __future__ import annotations
 
+import collections
+import time
+from typing import Callable
+
 #: Client names whose preedit is drawn grey (the IBus module of GTK 3); every
 #: other client draws it like typed text or drops its colours: GNOME Shell and
 #: KWin (client ``wayland``) forward only text and cursor, GTK 4 ignores
@@ -45,3 +49,51 @@ def continues(tracked: str, field: str) -> bool:
     if not tracked:
         return False  # we know nothing, the field does: learn it
     return field.endswith(tracked) or tracked.endswith(field)
+
+
+class LateEchoes:
+    """Tells a field's late report of an earlier state from an edit.
+
+    Firefox on KWin sends, right after each key, the text it had before that
+    key (at times twice), and nothing after BackSpace.  A report that comes
+    within :data:`ECHO_WINDOW` of a key and equals what we tracked before one
+    of the last two keys is an echo; once the field has echoed the key just
+    before, one of the last :data:`LAG_KEYS`.  A report with no key just
+    before it (a click back into the text just typed) is the field's news.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.reset()
+
+    def reset(self) -> None:
+        """A new field."""
+        #: the tracked text before each of the last keys
+        self._before: collections.deque[str] = collections.deque(maxlen=LAG_KEYS)
+        self._key_at = -1e9
+        self._report_after_key = False
+        self._echoes = False  #: the field has reported, right after a key, its text from before it
+
+    def key_pressed(self) -> None:
+        self._key_at = self.clock()
+
+    def key_passed(self, tracked_before: str) -> None:
+        """A key goes to the application; ``tracked_before`` is our text before it."""
+        self._before.append(tracked_before)
+
+    def reported(self) -> None:
+        """The field reported its text (now)."""
+        self._report_after_key = self.clock() - self._key_at <= ECHO_WINDOW
+
+    def is_echo(self, tracked: str, field: str) -> bool:
+        """Whether the field's newest report (``field``: its text before the
+        caret) agrees with ``tracked`` or echoes an earlier state of it."""
+        if continues(tracked, field):
+            self._before.clear()
+            return True
+        depth = len(self._before) if self._echoes else 2
+        recent = list(self._before)[-depth:]
+        if self._report_after_key and any(continues(earlier, field) for earlier in recent):
+            self._echoes = self._echoes or continues(recent[-1], field)
+            return True
+        return False

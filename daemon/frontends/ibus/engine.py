@@ -43,13 +43,9 @@ Rules worth knowing:
   re-synchronised from the field's own surrounding text when the client sends
   one (GTK, Qt, Firefox): when that text does not continue what we tracked
   (a click, an edit by the application), the field's text wins.  A field
-  that reports its text late (Firefox on KWin sends, right after each key,
-  the text from before it, at times twice, and nothing after BackSpace) is
-  not a change: a report that comes within :data:`ECHO_WINDOW` of a key and
-  equals what we tracked before one of the last two keys is an echo, and once
-  the field has echoed the key just before, one of the last :data:`LAG_KEYS`.
-  A report with no key just before it (a click back into the text just typed)
-  is the field's news.
+  that reports its text late (Firefox on KWin) is not a change:
+  :class:`~daemon.frontends.ibus.clients.LateEchoes` tells its late echoes
+  from edits.
 * Each focus-in starts a new field id; a result for an older field is dropped
   by the controller (its buffer generation moved on), and showing goes only to
   the engine focused now.
@@ -67,18 +63,16 @@ controller (which may call back into the sink).
 
 from __future__ import annotations
 
-import collections
 import itertools
 import logging
 import threading
-import time
 from typing import Callable, Optional, Protocol
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, event_spec
 from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
-    _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, app_from_client, continues,
+    _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
 )
 from daemon.frontends.ibus.keys import key_event
 from daemon.frontends.base import FocusState, Rect
@@ -239,13 +233,8 @@ class Engine:
         self._field = 0
         self._surrounding: Optional[tuple[str, int, int]] = None
         self._surrounding_fresh = False
-        self._key_at = -1e9  #: when the last key press came (monotonic seconds)
-        self._surrounding_after_key = False  #: the newest report came within ECHO_WINDOW of a key
-        self._echoes = False
-        self.clock: Callable[[], float] = time.monotonic
+        self.echoes = LateEchoes()
         self._keys_since_focus = 0
-        #: the tracked text before each of the last keys (a lagging field may report one)
-        self._before_keys: collections.deque[str] = collections.deque(maxlen=LAG_KEYS)
         self._swallowed: set[int] = set()
         self._shown: tuple[str, str] = ("", "")  #: (text, "preedit" | "popup") currently displayed
         self._masked = False  #: the field's text is password mask characters
@@ -307,7 +296,7 @@ class Engine:
         if self.frontend.focused is not self:
             self.focus_in()  # a client without focus events (no CAP_FOCUS)
         self._sync_surrounding()
-        self._key_at = self.clock()
+        self.echoes.key_pressed()
         self._keys_since_focus += 1
         event = key_event(keyval, state)
         consumed = self._decide(keyval, event)
@@ -328,7 +317,7 @@ class Engine:
                 controller.on_key(event)
                 self._swallow(keyval)
                 return True
-        self._before_keys.append(controller.buffer_text)
+        self.echoes.key_passed(controller.buffer_text)
         controller.on_key(event)
         return False
 
@@ -348,9 +337,7 @@ class Engine:
             self.client = client
         self._field = self.frontend.next_field_id()
         self._keys_since_focus = 0
-        self._before_keys.clear()
-        self._surrounding_after_key = False
-        self._echoes = False  #: the field has reported, right after a key, its text from before it
+        self.echoes.reset()
         self._masked = False
         self._surrounding = None
         self._surrounding_fresh = False
@@ -405,11 +392,15 @@ class Engine:
         if self._masked:
             self._surrounding = None  # nothing of a password field is kept
             return
-        self._surrounding_after_key = self.clock() - self._key_at <= ECHO_WINDOW
+        self.echoes.reported()
         self._surrounding = (text, cursor, anchor)
         self._surrounding_fresh = True
         if self._keys_since_focus == 0 and self.frontend.focused is self:
             self._sync_surrounding()  # the field's text at focus-in: context before any key
+
+    def set_cursor_location(self, x: int, y: int, w: int, h: int) -> None:
+        """Where the client says its caret is (IBus's popup is drawn there)."""
+        log.debug("cursor location (%d, %d, %d, %d)", x, y, w, h)
 
     def property_activate(self, name: str, state: int) -> None:
         controller = self.controller
@@ -432,16 +423,10 @@ class Engine:
         self._surrounding_fresh = False
         text, cursor, anchor = self._surrounding
         before = text[: min(cursor, anchor)]
-        if continues(self.controller.buffer_text, before):
-            self._before_keys.clear()
-            return
-        # how far back a late echo may reach: the last two keys, or all we keep once the field has
-        # been seen echoing (a click back into the text just typed must not pass for an echo)
-        depth = len(self._before_keys) if self._echoes else 2
-        recent = list(self._before_keys)[-depth:]
-        if self._surrounding_after_key and any(continues(earlier, before) for earlier in recent):
-            self._echoes = self._echoes or (bool(recent) and continues(recent[-1], before))
-            log.debug("the field's text lags the keys: kept the tracked text")
+        tracked = self.controller.buffer_text
+        if self.echoes.is_echo(tracked, before):
+            if not continues(tracked, before):
+                log.debug("the field's text lags the keys: kept the tracked text")
             return
         log.debug("surrounding text differs from the tracked text: taking the field's (%d chars)", len(before))
         self.controller.on_focus(self.focus_state(text_before_caret=before))

@@ -5,9 +5,14 @@ Every check states what the user would see or get; a failure message says what w
 
 from __future__ import annotations
 
+import re
+
 #: Pixels that must differ between "suggestion shown" and "after Esc" screenshots: a caret is ~40,
 #: one short word of ghost text a few hundred, IBus's popup a few thousand.
 MIN_VISIBLE_PIXELS = 60
+#: GNOME Shell holds the keyboard this long for a selected input source to become active
+#: (ibusManager's _MAX_INPUT_SOURCE_ACTIVATION_TIME); the engine must register well inside it.
+GNOME_ACTIVATION_MS = 4000
 #: How far from the last typed character a suggestion may be drawn: the popup's top-left sits a line
 #: below the caret, inline ghost text right after it.
 NEAR = 60
@@ -127,3 +132,39 @@ def check_password(results: dict, app: str) -> None:
         f"{app}: the password field holds {res.get('text_before_tab')!r}, typed {SECRET!r}"
     assert res.get("text") == SECRET, f"{app}: after Tab the password field holds {res.get('text')!r}"
     assert res.get("focus_moved_on"), f"{app}: Tab did not reach the application (the focus stayed in the field)"
+
+
+def check_layout(results: dict, app: str, complete: list[dict]) -> str:
+    """On a machine with the German layout, with the engine selected: the physical keys typed hold
+    exactly what that layout types (ö ä ü ß on their keys, y and z swapped against US keyboards), and
+    Tab inserts the suggestion the engine showed for that text, which begins with `ghosttype
+    complete`'s first word for it (the engine tracked the same characters the application got)."""
+    res = _scenario(results, app)
+    typed, text = res["typed"], field_text(res)
+    assert text.startswith(typed), (f"{app}: the German layout's keys typed {text[:len(typed)]!r}, expected "
+                                    f"{typed!r}: the engine's layout is not the machine's ({results.get('layout')})")
+    ghost = res.get("ghost_e")
+    assert ghost, f"{app}: no suggestion was shown after the German text; field holds {text!r}"
+    assert text.endswith(res["after"]), f"{app}: the key after Tab did not arrive: field {text!r}"
+    x = text[len(typed): len(text) - len(res["after"])]
+    assert len(x) == ghost[1] and "\t" not in x, \
+        f"{app}: Tab inserted {x!r}, but the suggestion shown had {ghost[1]} chars ({ghost[0]})"
+    ref = [c for c in complete if c.get("text") == typed and c.get("suggestion", "").strip() and not c.get("suppressed")]
+    assert ref, f"`ghosttype complete` gave no suggestion for {typed!r} to compare with"
+    word = first_word(ref[0]["suggestion"])
+    assert x.startswith(word) or word.startswith(x), \
+        f"{app}: Tab inserted {x!r}; `ghosttype complete` for the same text begins with {word!r}"
+    return x
+
+
+def check_registered_in_time(results: dict) -> int:
+    """The engine ibus-daemon started registered with it inside GNOME's activation window (the
+    engine logs the time from its process start; the model loads afterwards)."""
+    setup = results.get("setup") or {}
+    line = setup.get("registered", "")
+    m = re.search(r"registered with ibus-daemon (\d+) ms", line)
+    assert m, f"the engine logged no registration time (engine start: {setup.get('engine_start')!r})"
+    ms = int(m.group(1))
+    assert ms < GNOME_ACTIVATION_MS, (f"the engine registered {ms} ms after its start, with {setup.get('busy', 0)} "
+                                      f"busy processes: GNOME holds keys only {GNOME_ACTIVATION_MS} ms")
+    return ms

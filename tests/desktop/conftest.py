@@ -38,6 +38,9 @@ README_TIMEOUT = 2400
 #: How long a run waits for another run of the tier on this machine to finish (they share the sid
 #: chroot, its cache and the test user's uid, so two at once would break each other).
 LOCK_WAIT = 3600
+#: What a session name's suffix sets ("gnome-preedit", "gnome-de").
+#: "gnome-de" also starts with two processes keeping both CPUs busy, as at a login.
+SESSION_MODES = {"preedit": {"GT_DISPLAY": "preedit"}, "de": {"GT_LAYOUT": "de", "GT_BUSY": "2"}}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -176,11 +179,13 @@ def run_desktop(sid: Sid, desktop: str, scenarios: list[str], budget: int = 900)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     t = time.monotonic()
-    # "gnome-preedit": GNOME with ibus_display = "preedit"; GT_DISPLAY sets it for every session
+    # "gnome-preedit": GNOME with ibus_display = "preedit" (GT_DISPLAY sets it for every session);
+    # "gnome-de": a machine whose keyboard layout is German
     base, _, mode = desktop.partition("-")
     env = {"SESSION_BUDGET": str(budget)}
-    if mode or os.environ.get("GT_DISPLAY"):
-        env["GT_DISPLAY"] = mode or os.environ["GT_DISPLAY"]
+    if os.environ.get("GT_DISPLAY"):
+        env["GT_DISPLAY"] = os.environ["GT_DISPLAY"]
+    env.update(SESSION_MODES[mode] if mode else {})
     try:
         r = sid.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/desktop.sh", base, *scenarios,
                       timeout=budget + 120, env=env)

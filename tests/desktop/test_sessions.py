@@ -30,13 +30,20 @@ PASSWORD = {
 #: GNOME with ``ibus_display = "preedit"``: the inline route must not lose, double or reorder a typed
 #: character either (the apps where it did: Chromium, Qt; GTK4 for comparison).
 PREEDIT = {"gnome-preedit": ["chromium", "qt", "gnome-text-editor"]}
-SCENARIOS = {d: NORMAL[d] + PASSWORD[d] for d in NORMAL} | PREEDIT
+#: GNOME on a machine with the German layout: the engine must keep it (ö ä ü ß, y/z).
+LAYOUT = {"gnome-de": ["gnome-text-editor", "qt"]}
+SCENARIOS = {d: NORMAL[d] + PASSWORD[d] for d in NORMAL} | PREEDIT | LAYOUT
+LAYOUT_CASES = [(d, a) for d in LAYOUT for a in LAYOUT[d]]
 PREEDIT_CASES = [(d, a) for d in PREEDIT for a in PREEDIT[d]]
 NORMAL_CASES = [(d, a) for d in NORMAL for a in NORMAL[d]]
 PASSWORD_CASES = [(d, a) for d in PASSWORD for a in PASSWORD[d]]
 
 #: Known failures, each with what was seen: they stay visible in every run's summary (xfail) until fixed.
 KNOWN = {
+    ("caret", "gnome", "kgx"): "gnome-console on GNOME 51: in some runs GNOME's popup stands at the screen's "
+                               "top-left corner for the whole scenario (in others at the caret); the engine now "
+                               "logs the cursor locations the client sends, to tell whether gnome-console sent "
+                               "none or an empty one",
     ("caret", "kde", "firefox"): "Firefox on KWin: IBus's popup is at times drawn at the start of the field, a "
                                  "line below the text, instead of at the caret (in the same run, at the caret a "
                                  "minute later): KWin places the input-method popup at the cursor rectangle the "
@@ -79,3 +86,14 @@ def test_password_field_shows_nothing_and_tab_goes_through(desktops, desktop, ap
 @pytest.mark.parametrize("desktop, app", PREEDIT_CASES)
 def test_preedit_display_keeps_typed_keys_and_tab_inserts_the_suggestion(desktops, sid, desktop, app):
     checks.check_tab_inserts_the_shown_suggestion(desktops(desktop, SCENARIOS[desktop]), app, sid.complete)
+
+
+@pytest.mark.parametrize("desktop, app", LAYOUT_CASES)
+def test_the_keyboard_layout_is_kept_and_tab_inserts_the_suggestion(desktops, sid, desktop, app):
+    checks.check_layout(desktops(desktop, SCENARIOS[desktop]), app, sid.complete)
+
+
+@pytest.mark.parametrize("desktop", ["gnome", "gnome-de"])
+def test_the_engine_registers_inside_gnomes_activation_window(desktops, desktop):
+    """gnome-de starts with both CPUs kept busy."""
+    checks.check_registered_in_time(desktops(desktop, SCENARIOS[desktop]))

@@ -5,18 +5,24 @@
 # dbus-run-session, bounded in time; afterwards stops every process of that user by PID and uninstalls.
 #
 #   desktop.sh gnome|kde SCENARIO...      results in /out/results.json, screenshots in /out
+#   (GT_DISPLAY sets the engine's ibus_display, GT_LAYOUT the machine's keyboard layout)
 set -u
 D=$1; shift
 GT=/opt/ghosttype/.venv/bin/ghosttype
 U=ghosttest UID_=61051 H=/home/ghosttest
 BUDGET=${SESSION_BUDGET:-900}
+# GT_LAYOUT: the machine's keyboard layout, as a German installation sets it (install --system reads it)
+# (restored afterwards: the sessions of one run share the overlay)
+KB=/etc/default/keyboard
+[ -e $KB ] && cp -p $KB $KB.before-session
+[ -n "${GT_LAYOUT:-}" ] && printf 'XKBMODEL="pc105"\nXKBLAYOUT="%s"\nXKBVARIANT=""\n' "$GT_LAYOUT" >$KB
 $GT ibus install --system >/out/ibus-install.log 2>&1 \
   || { echo "ghosttype ibus install --system failed: $(tail -1 /out/ibus-install.log)" >&2; exit 3; }
 id $U >/dev/null 2>&1 || useradd -u $UID_ -M -d $H -s /bin/bash $U
 rm -rf $H; mkdir -p $H; chown $U: $H /out
 RUNDIR=/run/user/$UID_; mkdir -p $RUNDIR; chown $U: $RUNDIR; chmod 700 $RUNDIR
 timeout -k 10 "$BUDGET" runuser -u $U -- env -i PATH=/usr/bin:/bin HOME=$H USER=$U LOGNAME=$U LANG=C.UTF-8 \
-  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
+  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" GT_LAYOUT="${GT_LAYOUT:-}" GT_BUSY="${GT_BUSY:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
   dbus-run-session -- /usr/bin/python3 /opt/ghosttype/tests/desktop/inside/session.py "$D" /out "$@" >/out/session.log 2>&1
 rc=$?
 [ $rc = 124 ] && echo "the $D session did not finish within $BUDGET s" >>/out/session.log
@@ -29,4 +35,5 @@ left=$(pgrep -u $UID_ | tr '\n' ' ')
 [ -z "$left" ] || echo "processes of $U still alive: $left" >>/out/session.log
 cp $H/.local/state/ghosttype/log/ghosttype.log /out/engine.log 2>/dev/null
 $GT ibus uninstall --system >/dev/null 2>&1
+if [ -e $KB.before-session ]; then mv -f $KB.before-session $KB; else rm -f $KB; fi
 exit $rc

@@ -31,7 +31,8 @@ echo "README command: $((t1 - t0)) s (system Python $py)"
 # `ghosttype complete` answers: for the contexts the desktop scenarios end on, with the engine's max_tokens
 phrase=${PHRASE:-Vim is a highly configurable text edi}
 .venv/bin/ghosttype complete --help >/out/complete-help.txt 2>&1 || { result false "$cmd" $((t1 - t0)) "ghosttype complete --help failed" "$py"; exit 1; }
-for ctx in "$phrase" "${phrase%?}"; do
+de_phrase=${DE_PHRASE:-Schöne Grüße aus Zürich, wo der Käse gut ist. Die Yacht liegt am Bodensee, nahe der Grenze zu Bay}
+for ctx in "$phrase" "${phrase%?}" "$de_phrase"; do
   out=$(.venv/bin/ghosttype complete --max-tokens 6 --json --text "$ctx" 2>>/out/complete.err) \
     || { result false "$cmd" $((t1 - t0)) "ghosttype complete failed: $(tail -1 /out/complete.err)" "$py"; exit 1; }
   printf '%s' "$out" | python3 -c 'import json, sys; d = json.load(sys.stdin); d["text"] = sys.argv[1]; print(json.dumps(d))' "$ctx" >>/out/complete.jsonl

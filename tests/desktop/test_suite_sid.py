@@ -1,0 +1,42 @@
+"""The project's CI entry point, `.ci/run`, inside the tier's sid chroot (after the desktop sessions,
+in the same overlay): sid's packages and its system Python (3.14) install everything, and the whole
+test suite passes there as on Debian 12, except the failures listed in SID_KNOWN, each deselected
+with what was seen (they stay listed here and in the README until fixed). The desktop tier itself is
+not run inside (it builds and enters this very chroot)."""
+
+import json
+import shutil
+
+import pytest
+
+from tests.desktop.conftest import ARTIFACTS
+
+pytestmark = [pytest.mark.desktop, pytest.mark.timeout(7200)]
+SUITE_TIMEOUT = 3600
+
+#: Tests that fail on Debian sid only, with what was seen (both pass on Debian 12).
+SID_KNOWN = {
+    "tests/e2e/test_ibus_gnome.py::test_gnome_wayland_auto_display_uses_the_popup_and_tab_commits":
+        "GNOME Shell 51: the keys Mutter's RemoteDesktop types never reach the test's own GTK3 window (the "
+        "desktop tier's GNOME sessions, with real applications, pass)",
+    "tests/e2e/test_ibus_gnome.py::test_gnome_wayland_preedit_and_tab":
+        "as above",
+    "tests/e2e/test_real_apps_e2e.py::test_ghost_follows_the_caret_and_never_goes_stale[firefox]":
+        "X11 overlay with sid's Firefox ESR: after Ctrl+Right, Tab arrives as a plain key while a ghost is "
+        "armed (not swallowed, nothing accepted); Chromium and mousepad pass the same test",
+}
+
+
+def test_ci_run_passes_inside_debian_sid(sid):
+    if sid.readme.get("ok") != "true":
+        pytest.fail(f"the README's install did not work in sid: {sid.readme.get('reason')}")
+    out = ARTIFACTS / "suite"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    deselect = " ".join(f"--deselect {node}" for node in SID_KNOWN)
+    r = sid.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/suite_check.sh", timeout=SUITE_TIMEOUT,
+                  env={"GHOSTTYPE_PYTEST_ARGS": deselect})
+    result = json.loads((out / "suite.json").read_text()) if (out / "suite.json").exists() else {}
+    sid.times["suite"] = result.get("seconds", -1)
+    assert result.get("ok"), (f".ci/run failed inside sid ({result.get('summary') or 'no summary'}); "
+                              f"see {out / 'ci-run.log'}:\n{(r.stdout + r.stderr)[-3000:]}")

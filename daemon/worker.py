@@ -245,7 +245,11 @@ class SuggestionWorker:
             log.error("model failed to load: %s", self.load_error)
             self._status("error", self.load_error)
         else:
-            self._status("ready", "")
+            announce = getattr(self._decoder, "announce", None)  # a route says where suggestions come from
+            if announce is not None:
+                announce()
+            else:
+                self._status("ready", "")
         finally:
             with self._cond:
                 self._loading = False

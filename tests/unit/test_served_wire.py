@@ -1,0 +1,163 @@
+"""The served backend's pure parts: request bodies (llama.cpp grammar, vLLM
+structured outputs), the streamed answer's parsing, the prompt / typed split,
+and the assembly of a suggestion from scripted tokens.
+
+vLLM is not run anywhere in this suite: its request shape is checked here
+against its documented API only (``structured_outputs`` in the body of
+``/v1/completions``, v0.12 and later; the ``guided_*`` fields it replaced are
+ignored by those versions and must not be relied on).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from daemon.backends.served.client import ServerError
+from daemon.backends.served.completer import _Answer, _renormalised, split_typed
+from daemon.backends.served.wire import (
+    Event,
+    MalformedAnswer,
+    TokenEvent,
+    completion_body,
+    gbnf_forcing,
+    gbnf_literal,
+    parse_event,
+    regex_forcing,
+)
+from daemon.cpc.suggestion import BeamParams
+
+
+@pytest.mark.parametrize("text, prompt, typed", [
+    ("Vim is a highly configurable te", "Vim is a highly configurable", " te"),
+    ("Vim is a text ", "Vim is a text", " "),
+    ("def f(n):\n    ret", "def f(n):", "\n    ret"),
+    ("x = foo.ba", "x =", " foo.ba"),
+    ("word", "", "word"),
+    ("  lead", "", "  lead"),
+    ("a  \n\n  b", "a", "  \n\n  b"),
+])
+def test_split_cuts_before_the_last_blank_run(text, prompt, typed):
+    assert split_typed(text) == (prompt, typed)
+    assert prompt + typed == text
+
+
+def test_gbnf_literal_escapes_what_the_grammar_parser_reads_specially():
+    assert gbnf_literal('a"b\\c\n\r\t\x01é') == '"a\\"b\\\\c\\n\\r\\t\\x01é"'
+    assert gbnf_forcing(" te") == 'root ::= " te" .*'
+    assert gbnf_forcing("") == "root ::= .*"
+
+
+def test_llama_cpp_body_forces_the_typed_part_with_a_grammar():
+    body = completion_body("llama.cpp", "Vim is a highly configurable", " te", 12, model="m")
+    assert body == {"prompt": "Vim is a highly configurable", "max_tokens": 12, "temperature": 0.0,
+                    "stream": True, "logprobs": 10, "model": "m", "grammar": 'root ::= " te" .*'}
+    naive = completion_body("llama.cpp", "Vim", None, 4, logprobs=None)
+    assert "grammar" not in naive and "logprobs" not in naive and "model" not in naive
+
+
+def test_vllm_body_uses_structured_outputs_regex_not_the_removed_guided_fields():
+    body = completion_body("vllm", "def f(n):", "\n    re(t", 9)
+    assert body["structured_outputs"] == {"regex": regex_forcing("\n    re(t")}
+    assert not any(k.startswith("guided") for k in body) and "grammar" not in body
+    assert body["logprobs"] <= 20  # vLLM's default max_logprobs
+    pattern = re.compile(body["structured_outputs"]["regex"])
+    assert pattern.fullmatch("\n    re(turn x)\nmore")
+    assert not pattern.fullmatch("\n    rex")
+    json.dumps(body)  # it is a JSON body
+
+
+def test_unknown_engine_is_refused():
+    with pytest.raises(ValueError, match="llama.cpp, vllm"):
+        completion_body("tgi", "a", "b", 1)
+
+
+def test_parse_event_reads_openai_stream_chunks():
+    chunk = {"choices": [{"text": " editor", "index": 0, "finish_reason": None,
+                          "logprobs": {"tokens": [" editor"], "token_logprobs": [-1.9],
+                                       "top_logprobs": [{"-": -0.8, " editor": -1.9}]}}]}
+    ev = parse_event(b"data: " + json.dumps(chunk).encode() + b"\r\n")
+    assert ev == Event(tokens=(TokenEvent(" editor", -1.9, {"-": -0.8, " editor": -1.9}),), done=False)
+    assert parse_event(b"data: [DONE]\n") == Event(done=True)
+    assert parse_event(b"\r\n") is None and parse_event(b": keep-alive\n") is None
+    plain = {"choices": [{"text": "ab", "finish_reason": "length"}]}
+    assert parse_event(b"data: " + json.dumps(plain).encode()) == Event(tokens=(TokenEvent("ab"),), done=True)
+
+
+@pytest.mark.parametrize("line", [
+    b"data: {not json",
+    b"data: [1, 2]",
+    b'data: {"choices": []}',
+    b'data: {"error": {"message": "secret typed text"}}',
+    b'data: {"choices": [{"text": "ab", "logprobs": {"tokens": ["a"], "token_logprobs": [-1], "top_logprobs": [{}]}}]}',
+])
+def test_malformed_events_raise_without_quoting_the_payload(line):
+    with pytest.raises(MalformedAnswer) as err:
+        parse_event(line)
+    assert "secret" not in str(err.value) and "typed" not in str(err.value)
+
+
+def test_renormalisation_keeps_only_alternatives_that_spell_the_typed_bytes():
+    # After "configurable" with " edi" typed: "-" is listed but forbidden.
+    tok = TokenEvent(" editor", -1.9, {"-": -0.8, " editor": -1.9, " ed": -3.0, " mode": -3.3})
+    lp, entropy = _renormalised(tok, b" edi")
+    allowed = [-1.9, -3.0]
+    z = math.log(sum(math.exp(v) for v in allowed))
+    assert lp == pytest.approx(-1.9 - z)
+    assert lp > tok.logprob  # the forbidden "-" no longer takes mass
+    assert 0 < entropy < math.log(2) + 1e-9
+
+
+def _assemble(text, typed, pieces, params=BeamParams(confidence_threshold=0.0)):
+    answer = _Answer(text, typed, params)
+    for piece, lp in pieces:
+        answer.add(TokenEvent(piece, lp, {piece: lp}))
+        if answer.final is not None:
+            break
+    answer.finish()
+    return answer.suggestion(False, {})
+
+
+def test_suggestion_is_what_follows_the_typed_part_cut_at_the_sentence_end():
+    s = _assemble("The quick brown fox jumps over the la", " la",
+                  [(" lazy", -0.1), (" dog", -0.2), (".", -0.3), (" The", -0.5), (" end", -0.1)])
+    assert s.text == "zy dog."
+    assert s.remainder == b" la" and s.signals is not None and s.signals.margin is None
+    assert 0.0 < s.confidence <= 1.0
+
+
+def test_newline_ends_a_single_line_suggestion_even_when_the_typed_part_has_one():
+    s = _assemble("def f(n):\n    ret", "\n    ret", [("\n", -0.1), ("   ", -0.1), (" return", -0.1),
+                                                      (" n", -0.2), ("\n", -0.1), ("x", -0.1)])
+    assert s.text == "urn n"
+
+
+def test_max_tokens_counts_tokens_after_the_covering():
+    pieces = [(" a", -0.1)] + [(" w", -0.01)] * 20
+    s = _assemble("x a", " a", pieces, BeamParams(max_tokens=3, confidence_threshold=0.0, continue_min_prob=0.0))
+    assert s.text == " w w w"
+
+
+def test_an_answer_that_ignores_the_constraint_is_malformed():
+    with pytest.raises(ServerError) as err:
+        _assemble("Vim te", " te", [(" mode", -0.1)])
+    assert err.value.kind == "malformed"
+
+
+def test_no_logprobs_means_no_gate():
+    answer = _Answer("foo ba", " ba", BeamParams(confidence_threshold=0.99))
+    for piece in (" bar", " baz"):
+        answer.add(TokenEvent(piece))
+    answer.finish()
+    s = answer.suggestion(False, {})
+    assert s.text.startswith("r") and s.confidence == 1.0 and not s.suppressed and s.signals is None
+
+
+def test_partial_ends_at_a_word_end():
+    answer = _Answer("foo ba", " ba", BeamParams(confidence_threshold=0.0, continue_min_prob=0.0))
+    for piece in (" bar", " qu"):
+        answer.add(TokenEvent(piece, -0.1, {}))
+    assert answer.suggestion(True, {}).text == "r"  # " qu" may still grow

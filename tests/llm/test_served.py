@@ -376,3 +376,28 @@ def test_doctor_says_where_suggestions_come_from(llama_server):
     assert up.ok and llama_server.url in up.detail and "sent there" in up.detail
     down = check_suggestion_source(Config(backend="server", server_url=f"http://127.0.0.1:{free_port()}"))
     assert down.ok is False and "cannot reach" in down.detail
+
+
+def test_the_prompt_is_cut_where_the_tokenizer_always_cuts(smol_lm):
+    """``split_typed``'s prompt tokenizes to a prefix of the whole text's
+    tokens, whatever is typed next (SmolLM2's byte-level BPE; random cuts of
+    the evaluation texts and random continuations, as in test_split_real.py)."""
+    import random
+
+    from daemon.backends.served.completer import split_typed
+    from tests.llm.test_split_real import PIECES, _texts
+
+    rng = random.Random(0)
+    texts = _texts()
+    failures = []
+    for _ in range(300):
+        source = rng.choice(texts)
+        cut = rng.randrange(1, len(source))
+        text = source[max(0, cut - 200):cut]
+        prompt, typed = split_typed(text)
+        stable = smol_lm.tokenize(prompt) if prompt else []
+        conts = [""] + ["".join(rng.choice(PIECES) for _ in range(rng.randrange(1, 4))) for _ in range(3)]
+        for cont in conts:
+            if smol_lm.tokenize(text + cont)[: len(stable)] != stable:
+                failures.append((prompt[-20:], typed, cont))
+    assert failures == [], f"{len(failures)} prompts re-tokenized differently, e.g. {failures[:3]}"

@@ -87,6 +87,16 @@ def test_parse_event_reads_openai_stream_chunks():
     assert parse_event(b"data: " + json.dumps(plain).encode()) == Event(tokens=(TokenEvent("ab"),), done=True)
 
 
+def test_parse_event_reads_llama_server_logprobs_content():
+    chunk = {"choices": [{"text": " lazy", "index": 0, "finish_reason": None, "logprobs": {"content": [
+        {"id": 16116, "token": " lazy", "bytes": [32, 108, 97, 122, 121], "logprob": -0.05,
+         "top_logprobs": [{"id": 16116, "token": " lazy", "logprob": -0.05}, {"id": 1, "token": " la", "logprob": -4.0}]}]}}]}
+    ev = parse_event(b"data: " + json.dumps(chunk).encode())
+    assert ev == Event(tokens=(TokenEvent(" lazy", -0.05, {" lazy": -0.05, " la": -4.0}),))
+    chunk["choices"][0]["text"] = " laz"  # the text held back part of a token: keep the text, drop the numbers
+    assert parse_event(b"data: " + json.dumps(chunk).encode()) == Event(tokens=(TokenEvent(" laz"),))
+
+
 @pytest.mark.parametrize("line", [
     b"data: {not json",
     b"data: [1, 2]",

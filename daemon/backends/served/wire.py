@@ -137,7 +137,11 @@ def parse_event(line: bytes) -> Optional[Event]:
 
 def _tokens(text: str, logprobs: object) -> tuple[TokenEvent, ...]:
     """The tokens of one choice: from its OpenAI-style ``logprobs`` (``tokens``,
-    ``token_logprobs``, ``top_logprobs``) when present, else the text as one piece."""
+    ``token_logprobs``, ``top_logprobs``: llama-cpp-python, vLLM) or
+    llama-server's (``content``: a list of ``token``, ``logprob``,
+    ``top_logprobs``) when present, else the text as one piece."""
+    if isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list):
+        return _content_tokens(text, logprobs["content"])
     if not isinstance(logprobs, dict) or not isinstance(logprobs.get("tokens"), list):
         return (TokenEvent(text),) if text else ()
     names = logprobs["tokens"]
@@ -153,4 +157,20 @@ def _tokens(text: str, logprobs: object) -> tuple[TokenEvent, ...]:
         alts = {k: float(v) for k, v in top.items() if isinstance(k, str) and isinstance(v, (int, float))} \
             if isinstance(top, dict) else {}
         out.append(TokenEvent(name, lp, alts))
+    return tuple(out)
+
+
+def _content_tokens(text: str, content: list) -> tuple[TokenEvent, ...]:
+    out = []
+    for item in content:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            raise MalformedAnswer("an event's logprobs content is not a list of tokens")
+        lp = item.get("logprob")
+        alts = {}
+        for alt in item.get("top_logprobs") or []:
+            if isinstance(alt, dict) and isinstance(alt.get("token"), str) and isinstance(alt.get("logprob"), (int, float)):
+                alts[alt["token"]] = float(alt["logprob"])
+        out.append(TokenEvent(item["token"], float(lp) if isinstance(lp, (int, float)) else None, alts))
+    if "".join(t.text for t in out) != text:  # e.g. a character split across tokens: keep the text
+        return (TokenEvent(text),) if text else ()
     return tuple(out)

@@ -276,6 +276,13 @@ class Config:
             context_chars=self.context_chars,
         )
 
+    def worker_settings(self) -> tuple:
+        """The settings a running worker's model was built from: when they
+        change, the frontend starts a new worker (reloads the model)."""
+        return (self.model, self.beam_width, self.backend, self.server_url, self.server_engine,
+                self.server_model, self.server_token_file, self.server_ca_file, self.server_deadline_ms,
+                self.server_fallback)
+
     def is_denied(self, app_id: str) -> bool:
         return bool(app_id) and app_id.strip().lower() in self.denylist
 

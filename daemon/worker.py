@@ -223,6 +223,7 @@ class SuggestionWorker:
         while True:
             job = self._next_job()
             if job is None:
+                self._close_decoder()
                 return
             ok = False
             try:
@@ -234,6 +235,16 @@ class SuggestionWorker:
                     self._busy = False
                     self._warming = warming
                     self._cond.notify_all()
+
+    def _close_decoder(self) -> None:
+        """A decoder with a ``close`` (a served route: its connection and
+        threads) is closed when the worker stops, on this thread."""
+        close = getattr(self._decoder, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception as e:
+                log.error("closing the decoder failed: %s", describe_exception(e))
 
     def _load(self) -> None:
         self._status("loading", "")

@@ -107,9 +107,9 @@ def test_cancel_stops_generation_on_the_server(served, llama_server):
         return t.user + t.system
 
     served.prefill(PROSE, LONG)  # the prompt is cached: what follows is generation only
-    c0 = cpu()
+    c0, t0 = cpu(), time.monotonic()
     full = served.complete(PROSE, LONG)
-    full_cpu = cpu() - c0
+    full_cpu, full_s = cpu() - c0, time.monotonic() - t0
     assert full.tokens_generated >= 32, "the uncancelled request should run long"
     stop = threading.Event()
     when: list[float] = []
@@ -125,7 +125,8 @@ def test_cancel_stops_generation_on_the_server(served, llama_server):
     c1 = cpu()
     time.sleep(1.0)
     after_cpu = cpu() - c1
-    assert aborted_after < 0.5, f"the request took {aborted_after:.2f} s to abort"
+    assert aborted_after < 0.25 * full_s, (
+        f"the request took {aborted_after:.2f} s to abort (the whole request {full_s:.2f} s)")
     assert after_cpu < 0.25 * full_cpu, (
         f"the server kept working after the stream was closed: {after_cpu:.2f} CPU-s "
         f"(the whole request took {full_cpu:.2f})")
@@ -146,6 +147,7 @@ def test_newest_keystroke_cancels_the_request_in_flight(served):
     finally:
         worker.stop()
     assert worker.stats.cancelled == 1 and served.cancelled == 1
+    wait_for(lambda: not served.server._watcher.is_alive(), 5, "the stopped worker to close the connection")
     assert not any(rid == 1 and final for rid, _t, final in results)
     assert [t for rid, t, final in results if rid == 2 and final][0]
 
@@ -279,7 +281,7 @@ def test_a_hanging_server_never_blocks_typing(stub, smol_lm):
             t0 = time.monotonic()
             with pytest.raises(ServerError) as err:
                 completer.complete(text, GATE_OFF)
-            assert err.value.kind == "slow" and time.monotonic() - t0 < 1.5
+            assert err.value.kind == "slow" and time.monotonic() - t0 < 3.0  # the stub holds it 30 s
         for i in range(SLOW_AFTER):
             assert route.complete(text, GATE_OFF).text, "the local model answers the slow keystroke"
             assert route.on_server == (i < SLOW_AFTER - 1)
@@ -297,7 +299,7 @@ def test_a_hanging_server_never_blocks_typing(stub, smol_lm):
         t0 = time.monotonic()
         worker.cancel()
         wait_for(lambda: patient.cancelled == 1, 5, "the hanging request to be aborted")
-        assert time.monotonic() - t0 < 0.5
+        assert time.monotonic() - t0 < 3.0  # the stub holds it 30 s
     finally:
         worker.stop()
         patient.close()

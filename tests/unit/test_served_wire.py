@@ -171,3 +171,16 @@ def test_partial_ends_at_a_word_end():
     for piece in (" bar", " qu"):
         answer.add(TokenEvent(piece, -0.1, {}))
     assert answer.suggestion(True, {}).text == "r"  # " qu" may still grow
+
+
+def test_server_settings_are_validated_and_restart_the_worker():
+    from daemon.config import Config, ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match="needs a server_url"):
+        Config(backend="server")
+    with pytest.raises(ConfigError, match="server_url"):
+        parse_config('backend = "server"\nserver_url = "gpu-box:8080"\n')
+    cfg = parse_config('backend = "server"\nserver_url = "https://gpu-box/llm"\nserver_engine = "vllm"\n')
+    assert cfg.server_url == "https://gpu-box/llm" and cfg.server_fallback == "local"
+    assert cfg.worker_settings() != Config().worker_settings()
+    assert Config(debounce_ms=40).worker_settings() == Config().worker_settings()

@@ -17,7 +17,7 @@ import re
 import pytest
 
 from daemon.backends.served.client import ServerError
-from daemon.backends.served.completer import _Answer, _renormalised, split_typed
+from daemon.backends.served.completer import _Answer, _step, split_typed
 from daemon.backends.served.wire import (
     Event,
     MalformedAnswer,
@@ -113,12 +113,14 @@ def test_malformed_events_raise_without_quoting_the_payload(line):
 def test_renormalisation_keeps_only_alternatives_that_spell_the_typed_bytes():
     # After "configurable" with " edi" typed: "-" is listed but forbidden.
     tok = TokenEvent(" editor", -1.9, {"-": -0.8, " editor": -1.9, " ed": -3.0, " mode": -3.3})
-    lp, entropy = _renormalised(tok, b" edi")
-    allowed = [-1.9, -3.0]
-    z = math.log(sum(math.exp(v) for v in allowed))
-    assert lp == pytest.approx(-1.9 - z)
-    assert lp > tok.logprob  # the forbidden "-" no longer takes mass
-    assert 0 < entropy < math.log(2) + 1e-9
+    step = _step(tok, b" edi")
+    z = math.log(sum(math.exp(v) for v in (-1.9, -3.0)))
+    assert step.logprob == pytest.approx(-1.9 - z)
+    assert step.logprob > tok.logprob  # the forbidden "-" no longer takes mass
+    assert 0 < step.entropy < math.log(2) + 1e-9
+    assert step.margin == pytest.approx(1.1) and step.share == pytest.approx(math.exp(-1.9 - z))
+    free = _step(tok, b"")  # after the typed part: the engine's numbers as they are
+    assert free.logprob == -1.9 and free.margin == pytest.approx(-1.1)
 
 
 def _assemble(text, typed, pieces, params=BeamParams(confidence_threshold=0.0)):
@@ -135,7 +137,7 @@ def test_suggestion_is_what_follows_the_typed_part_cut_at_the_sentence_end():
     s = _assemble("The quick brown fox jumps over the la", " la",
                   [(" lazy", -0.1), (" dog", -0.2), (".", -0.3), (" The", -0.5), (" end", -0.1)])
     assert s.text == "zy dog."
-    assert s.remainder == b" la" and s.signals is not None and s.signals.margin is None
+    assert s.remainder == b" la" and s.signals is not None and s.signals.margin is None  # one listed
     assert 0.0 < s.confidence <= 1.0
 
 

@@ -23,16 +23,20 @@ do the coverage search with its own constrained decoding:
    rules as the local decoder's (newline in single-line mode, sentence end,
    broken UTF-8, ``max_tokens``, ``continue_min_prob``), and the stream is
    closed as soon as the suggestion is complete.
-3. **Confidence.**  The gate (:mod:`daemon.cpc.confidence`) gets the same
-   signals as the local decoder with beam width 1 (one word found: no margin,
-   share 1).  The engine's log-probabilities at the positions inside the
-   typed part are over the whole vocabulary (llama-cpp-python's server
-   reports them before the grammar), so they are renormalised over the
-   alternatives it listed that spell the typed bytes; alternatives beyond the
-   ``TOP_LOGPROBS`` listed are missing from the sum, which makes the renormalised
-   probability an upper bound and the entropy a lower bound.  An engine that
-   returns no log-probabilities gets no gate: its suggestions are shown with
-   confidence 1.
+3. **Confidence.**  The gate (:mod:`daemon.cpc.confidence`) gets the local
+   decoder's signals, estimated from one greedy path: the word's
+   log-probability is the sum over its tokens; the margin and the share,
+   which the local search takes from competing words, come from the
+   competing tokens the engine listed at the first token that adds
+   suggestion bytes (the chosen one against the best other allowed one; its
+   probability among the allowed ones).  The engine's log-probabilities at the
+   positions inside the typed part are over the whole vocabulary (the
+   servers report them before the grammar), so they are renormalised over
+   the listed alternatives that spell the typed bytes; alternatives beyond
+   the ``TOP_LOGPROBS`` listed are missing from the sum, which makes the
+   renormalised probability an upper bound and the entropy a lower bound.
+   An engine that returns no log-probabilities gets no gate: its suggestions
+   are shown with confidence 1.
 4. **Deadline.**  With ``deadline_ms`` set, a request whose first word has
    not arrived by then is aborted and raises ``ServerError("slow")`` (the
    route answers that keystroke from the local model).  A newer keystroke
@@ -45,6 +49,7 @@ import contextlib
 import math
 import re
 import time
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from daemon.cpc.beam import first_word_done, word_end
@@ -70,24 +75,34 @@ def split_typed(text: str) -> tuple[str, str]:
     return text[: m.start()], text[m.start():]
 
 
-def _renormalised(tok: TokenEvent, rest: bytes) -> tuple[Optional[float], float]:
-    """log P(tok) among the listed alternatives that spell ``rest`` (the typed
-    bytes still to cover), and the entropy of that distribution."""
+@dataclass(frozen=True)
+class _Step:
+    """One position of the answer, seen through the alternatives the engine listed."""
+
+    logprob: Optional[float]  #: log P(chosen token) among the allowed alternatives
+    entropy: float = 0.0  #: of the allowed alternatives (a lower bound: only the listed ones)
+    margin: Optional[float] = None  #: chosen minus the best other allowed alternative
+    share: float = 1.0  #: P(chosen) among the allowed alternatives
+
+
+def _step(tok: TokenEvent, rest: bytes) -> _Step:
+    """The position of ``tok`` where the alternatives must spell ``rest`` (the
+    typed bytes still to cover; ``b""``: every alternative is allowed)."""
     if tok.logprob is None:
-        return None, 0.0
+        return _Step(None)
     allowed = {tok.text: tok.logprob}
     for text, lp in tok.top.items():
         b = text.encode("utf-8")
         if b and (rest.startswith(b) or b.startswith(rest)):
             allowed[text] = lp
     top = max(allowed.values())
-    z = top + math.log(sum(math.exp(v - top) for v in allowed.values()))
+    # Inside the typed part the engine's numbers ignore the constraint: renormalise.
+    # After it every token is allowed and they are already normalised.
+    z = top + math.log(sum(math.exp(v - top) for v in allowed.values())) if rest else 0.0
     entropy = -sum(math.exp(v - z) * (v - z) for v in allowed.values())
-    return tok.logprob - z, max(0.0, entropy)
-
-
-def _entropy(tok: TokenEvent) -> float:
-    return _renormalised(tok, b"")[1]
+    others = [v for k, v in allowed.items() if k != tok.text]
+    margin = tok.logprob - max(others) if others else None
+    return _Step(tok.logprob - z, max(0.0, entropy), margin, math.exp(tok.logprob - z))
 
 
 class _Answer:
@@ -101,7 +116,7 @@ class _Answer:
         self.tokens = 0
         self.produced = 0  # tokens after the covering
         self.word_lp: Optional[float] = 0.0  # log P of the tokens up to the first word's end
-        self.first: Optional[tuple[Optional[float], float]] = None  # first suggestion token: (log P, entropy)
+        self.first: Optional[_Step] = None  # the first token that adds suggestion bytes
         self.fw: Optional[int] = None  # bytes of the first word, once it is whole
         self.signals: Optional[WordSignals] = None
         self.confidence = 0.0
@@ -124,10 +139,11 @@ class _Answer:
             if not piece or not (rest.startswith(piece) or piece.startswith(rest)):
                 raise ServerError("malformed", "the answer does not continue the typed text "
                                                "(the server ignored the constraint)")
-            lp, entropy = _renormalised(tok, rest)
+            step = _step(tok, rest)
         else:
-            lp, entropy = tok.logprob, _entropy(tok)
+            step = _step(tok, b"")
             self.produced += 1
+        lp = step.logprob
         self.tokens += 1
         counted = False
         if self.fw is None:
@@ -137,7 +153,7 @@ class _Answer:
             else:
                 self.word_lp = None if (lp is None or self.word_lp is None) else self.word_lp + lp
                 if self.first is None and at + len(piece) > len(self.typed):
-                    self.first = (lp, entropy)
+                    self.first = step
         else:
             self.joint += lp if lp is not None else 0.0
             if self.joint < self.limit:
@@ -164,13 +180,14 @@ class _Answer:
     def _word_done(self) -> None:
         assert self.fw is not None
         word_text, _ = decode_prefix(self.gen[: self.fw])
-        if self.word_lp is None or self.first is None or self.first[0] is None:
+        if self.word_lp is None or self.first is None or self.first.logprob is None:
             self.signals, self.confidence = None, 1.0  # no log-probabilities: no gate
         else:
             typed_chars, in_context = typed_word(self.text, word_text)
             self.signals = WordSignals(
-                word_logprob=self.word_lp, margin=None, share=1.0, first_logprob=self.first[0],
-                first_entropy=self.first[1], word_chars=len(word_text), typed_chars=typed_chars,
+                word_logprob=self.word_lp, margin=self.first.margin, share=self.first.share,
+                first_logprob=self.first.logprob, first_entropy=self.first.entropy,
+                word_chars=len(word_text), typed_chars=typed_chars,
                 in_context=in_context)
             self.confidence = word_confidence(self.signals)
         self.joint = math.log(max(self.confidence, 1e-300))

@@ -203,6 +203,8 @@ class Config:
                                    "verified.", _any_str)
     server_deadline_ms: int = _opt(250, "A request whose first word has not arrived after this long is answered "
                                         "locally (20-10000 ms).", _int_range(20, 10_000))
+    server_logprobs: bool = _opt(True, "Ask the server for log-probabilities, which the confidence gate needs "
+                                       "(false: no gate; llama-cpp-python's server is much faster without them).", _bool)
     server_fallback: str = _opt("local", "While the server is unreachable or slow: local (use the local model) or "
                                          "none (no suggestions).", _choice(SERVER_FALLBACKS))
     log_level: str = _opt("warning", "Log level: debug, info, warning, error or critical.", _choice(LOG_LEVELS))
@@ -281,7 +283,7 @@ class Config:
         change, the frontend starts a new worker (reloads the model)."""
         return (self.model, self.beam_width, self.backend, self.server_url, self.server_engine,
                 self.server_model, self.server_token_file, self.server_ca_file, self.server_deadline_ms,
-                self.server_fallback)
+                self.server_logprobs, self.server_fallback)
 
     def is_denied(self, app_id: str) -> bool:
         return bool(app_id) and app_id.strip().lower() in self.denylist

@@ -78,6 +78,8 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--server-token-file", default="", metavar="FILE", help="file holding the bearer token")
     s.add_argument("--server-ca-file", default="", metavar="FILE",
                    help="CA certificates for an https URL (default: the system's)")
+    s.add_argument("--server-no-logprobs", dest="server_logprobs", action="store_false",
+                   help="do not ask for log-probabilities (faster on llama-cpp-python's server; no confidence gate)")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -153,7 +155,7 @@ def open_served(args: argparse.Namespace) -> Any:
     if problem is not None:
         server.close()
         raise UsageError(problem)
-    return ServedCompleter(server, args.server_engine, args.server_model)
+    return ServedCompleter(server, args.server_engine, args.server_model, logprobs=args.server_logprobs)
 
 
 def read_text(args: argparse.Namespace) -> str:

@@ -403,3 +403,12 @@ def test_the_prompt_is_cut_where_the_tokenizer_always_cuts(smol_lm):
             if smol_lm.tokenize(text + cont)[: len(stable)] != stable:
                 failures.append((prompt[-20:], typed, cont))
     assert failures == [], f"{len(failures)} prompts re-tokenized differently, e.g. {failures[:3]}"
+
+
+def test_without_logprobs_there_is_no_gate(llama_server):
+    completer = ServedCompleter(Server(llama_server.url), logprobs=False)
+    try:
+        s = completer.complete("The quick brown fox jumps over the la", BeamParams(confidence_threshold=0.99))
+    finally:
+        completer.close()
+    assert s.text and s.signals is None and s.confidence == 1.0 and not s.suppressed

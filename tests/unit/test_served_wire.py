@@ -186,3 +186,15 @@ def test_server_settings_are_validated_and_restart_the_worker():
     assert cfg.server_url == "https://gpu-box/llm" and cfg.server_fallback == "local"
     assert cfg.worker_settings() != Config().worker_settings()
     assert Config(debounce_ms=40).worker_settings() == Config().worker_settings()
+
+
+def test_without_logprobs_the_request_asks_for_none():
+    from daemon.backends.served.client import Server
+    from daemon.backends.served.completer import ServedCompleter
+
+    server = Server("http://127.0.0.1:9")
+    try:
+        assert ServedCompleter(server, logprobs=False).logprobs is None
+        assert ServedCompleter(server).logprobs == 10
+    finally:
+        server.close()

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 
 def open_route(url: str, *, engine: str = "llama.cpp", model: str = "", token_file: str = "",
-               ca_file: str = "", deadline_ms: float = 0.0, local: Optional[Any] = None,
+               ca_file: str = "", deadline_ms: float = 0.0, logprobs: bool = True, local: Optional[Any] = None,
                on_status: Optional[Callable[[str, str], None]] = None) -> Any:
     """A :class:`~daemon.backends.served.route.ServedRoute` to the server at
     ``url``, already on the local model when the server does not answer now.
@@ -30,7 +30,7 @@ def open_route(url: str, *, engine: str = "llama.cpp", model: str = "", token_fi
     from .route import ServedRoute
 
     server = Server(url, read_token(token_file) if token_file else None, ca_file)
-    route = ServedRoute(ServedCompleter(server, engine, model, deadline_ms), local, on_status)
+    route = ServedRoute(ServedCompleter(server, engine, model, deadline_ms, logprobs), local, on_status)
     problem = server.probe()
     if problem is not None:
         route.leave(ServerError("unreachable", problem))

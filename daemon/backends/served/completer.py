@@ -35,8 +35,10 @@ do the coverage search with its own constrained decoding:
    the listed alternatives that spell the typed bytes; alternatives beyond
    the ``TOP_LOGPROBS`` listed are missing from the sum, which makes the
    renormalised probability an upper bound and the entropy a lower bound.
-   An engine that returns no log-probabilities gets no gate: its suggestions
-   are shown with confidence 1.
+   Without log-probabilities (an engine that sends none, or
+   ``logprobs=False``: llama-cpp-python's server computes them in Python,
+   about 0.1 s per token on this project's CPU) there is no gate: every
+   suggestion is shown, with confidence 1.
 4. **Deadline.**  With ``deadline_ms`` set, a request whose first word has
    not arrived by then is aborted and raises ``ServerError("slow")`` (the
    route answers that keystroke from the local model).  A newer keystroke
@@ -61,7 +63,7 @@ from daemon.cpc.utf8 import decode_prefix
 from daemon.cpc.window import ContextWindow
 
 from .client import Aborted, Server, ServerError
-from .wire import TokenEvent, completion_body
+from .wire import TOP_LOGPROBS, TokenEvent, completion_body
 
 _BOUNDARY = re.compile(r"(?<=\S)\s+\S*\Z")
 
@@ -222,8 +224,9 @@ class ServedCompleter:
     warming = False  #: no background prefill: the engine keeps its own prompt cache
 
     def __init__(self, server: Server, engine: str = "llama.cpp", model: str = "",
-                 deadline_ms: float = 0.0) -> None:
+                 deadline_ms: float = 0.0, logprobs: bool = True) -> None:
         self.server = server
+        self.logprobs = TOP_LOGPROBS if logprobs else None
         self.engine = engine
         self.model = model
         self.deadline_s = max(0.0, float(deadline_ms)) / 1000.0
@@ -305,7 +308,7 @@ class ServedCompleter:
             return deadline is not None and answer.fw is None and time.monotonic() > deadline
 
         max_tokens = len(answer.typed) + int(params.max_tokens) + 1
-        body = completion_body(self.engine, prompt, typed, max_tokens, self.model)
+        body = completion_body(self.engine, prompt, typed, max_tokens, self.model, self.logprobs)
         self._run(body, cancel, on_token, late)
         answer.finish()
         timings = {"total": round((time.perf_counter() - t0) * 1000.0, 3)}

@@ -198,3 +198,52 @@ def test_without_logprobs_the_request_asks_for_none():
         assert ServedCompleter(server).logprobs == 10
     finally:
         server.close()
+
+
+class _SlowServed:
+    """A served completer whose every request misses its deadline, on a
+    server that answers its probe (the route's logic only; the real server
+    and a hanging one are in tests/llm/test_served.py)."""
+
+    class server:  # noqa: N801
+        url = "http://slow.example"
+
+        @staticmethod
+        def probe(timeout: float = 2.0):
+            return None
+
+    def complete(self, *args, **kwargs):
+        raise ServerError("slow", "no suggestion within 250 ms")
+
+    def close(self) -> None:
+        pass
+
+
+class _Local:
+    def complete(self, *args, **kwargs):
+        from daemon.cpc.suggestion import Suggestion
+
+        return Suggestion(text="local", confidence=1.0)
+
+
+def test_a_server_left_for_slowness_is_retried_later_each_time():
+    import time
+
+    from daemon.backends.served.route import SLOW_AFTER, ServedRoute
+
+    route = ServedRoute(_SlowServed(), _Local(), retry_s=0.01, slow_retry_s=0.3)
+    try:
+        waits = []
+        for _ in range(2):
+            for _ in range(SLOW_AFTER):
+                assert route.complete("x", BeamParams()).text == "local"
+            assert not route.on_server
+            left = time.monotonic()
+            deadline = left + 10
+            while not route.on_server and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert route.on_server
+            waits.append(time.monotonic() - left)
+        assert waits[0] >= 0.3 and waits[1] >= 0.6 and route.switches == 2
+    finally:
+        route.close()

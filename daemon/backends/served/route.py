@@ -9,7 +9,11 @@ the server
   HTTP error or something that is not a completions stream;
 * after ``SLOW_AFTER`` requests in a row missed their deadline (one slow
   answer is often the first request in a field, whose prompt the engine had
-  to evaluate; it stays cached, so the next one is fast).
+  to evaluate; it stays cached, so the next one is fast).  A server that
+  answers but too slowly is tried again after ``slow_retry_s`` (doubling
+  each time it is left for slowness, up to ten minutes), so a server that is
+  always slow does not make the route, the log and the status go back and
+  forth every few seconds.
 
 The request that failed is answered by the local model (when
 ``server_fallback = "local"``) on the same keystroke.  Leaving and coming
@@ -36,6 +40,9 @@ log = logging.getLogger(__name__)
 
 #: Deadlines missed in a row before the route leaves the server.
 SLOW_AFTER = 3
+#: First wait before trying a server that was left for slowness (then doubled), and its cap.
+SLOW_RETRY_S = 30.0
+SLOW_RETRY_MAX_S = 600.0
 
 
 class ServedRoute:
@@ -43,11 +50,13 @@ class ServedRoute:
     thread; the probe thread only flips the route back."""
 
     def __init__(self, served: ServedCompleter, local: Optional[Completer] = None,
-                 on_status: Optional[Callable[[str, str], None]] = None, retry_s: float = 2.0) -> None:
+                 on_status: Optional[Callable[[str, str], None]] = None, retry_s: float = 2.0,
+                 slow_retry_s: float = SLOW_RETRY_S) -> None:
         self.served = served
         self.local = local
         self._on_status = on_status
         self._retry_s = retry_s
+        self._slow_retry_s = slow_retry_s  # the next wait after leaving for slowness
         self._lock = threading.Lock()
         self._on_server = True
         self._slow = 0
@@ -91,13 +100,20 @@ class ServedRoute:
             self._reason = str(error)
             self._slow = 0
             self.switches += 1
-            self._probe = threading.Thread(target=self._probe_loop, name="ghosttype-server-probe", daemon=True)
+            first_wait = self._retry_s
+            if error.kind == "slow":
+                first_wait = self._slow_retry_s
+                self._slow_retry_s = min(SLOW_RETRY_MAX_S, 2 * self._slow_retry_s)
+            self._probe = threading.Thread(target=self._probe_loop, args=(first_wait,),
+                                           name="ghosttype-server-probe", daemon=True)
             self._probe.start()
         log.warning("%s", self.describe())
         self._status()
 
-    def _probe_loop(self) -> None:
-        while not self._stop.wait(self._retry_s):
+    def _probe_loop(self, first_wait: float) -> None:
+        wait = first_wait
+        while not self._stop.wait(wait):
+            wait = self._retry_s
             problem = self.served.server.probe(timeout=min(2.0, self._retry_s))
             if problem is None:
                 with self._lock:

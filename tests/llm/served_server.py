@@ -12,6 +12,7 @@ import os
 import pathlib
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -32,7 +33,7 @@ class LlamaServer:
     """One ``llama_cpp.server`` process; ``start`` waits until it answers."""
 
     def __init__(self, model: pathlib.Path, log_dir: pathlib.Path, api_key: Optional[str] = None,
-                 port: Optional[int] = None) -> None:
+                 port: Optional[int] = None, tls: Optional[tuple[pathlib.Path, pathlib.Path]] = None) -> None:
         for module in ("llama_cpp.server", "uvicorn", "fastapi", "sse_starlette"):
             if importlib.util.find_spec(module.split(".")[0]) is None or (
                     module == "llama_cpp.server" and importlib.util.find_spec(module) is None):
@@ -40,7 +41,8 @@ class LlamaServer:
         self.model = model
         self.api_key = api_key
         self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.tls = tls  #: (certificate, key) to serve https with
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.log_path = log_dir / f"llama-server-{self.port}.log"
         self.proc: Optional[subprocess.Popen] = None
         self.starts = 0
@@ -51,6 +53,8 @@ class LlamaServer:
                "--verbose", "false"]
         if self.api_key:
             cmd += ["--api_key", self.api_key]
+        if self.tls:
+            cmd += ["--ssl_certfile", str(self.tls[0]), "--ssl_keyfile", str(self.tls[1])]
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -68,7 +72,12 @@ class LlamaServer:
         raise RuntimeError(f"llama_cpp.server did not answer within {READY_TIMEOUT_S:.0f} s")
 
     def _answers(self) -> bool:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+        if self.tls:
+            context = ssl.create_default_context(cafile=str(self.tls[0]))
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=2,
+                                                                           context=context)
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
         try:
             conn.request("GET", "/v1/models")
             resp = conn.getresponse()
@@ -103,3 +112,15 @@ class LlamaServer:
             return self.log_path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return ""
+
+
+def self_signed(directory: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """A certificate for 127.0.0.1 signed by itself, and its key (openssl)."""
+    from tests.needs import tool
+
+    openssl = tool("openssl", "openssl")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key

@@ -412,3 +412,26 @@ def test_without_logprobs_there_is_no_gate(llama_server):
     finally:
         completer.close()
     assert s.text and s.signals is None and s.confidence == 1.0 and not s.suppressed
+
+
+def test_tls_is_verified(smol_model_path, server_dir, tmp_path):
+    """A server whose certificate no trusted authority signed is refused; with
+    that certificate as ``server_ca_file`` the same server is used."""
+    from tests.llm.served_server import self_signed
+
+    cert, key = self_signed(tmp_path)
+    srv = LlamaServer(smol_model_path, server_dir, tls=(cert, key)).start()
+    try:
+        untrusted = Server(srv.url)
+        problem = untrusted.probe()
+        assert problem is not None and "not trusted" in problem and "server_ca_file" in problem
+        with pytest.raises(ServerError) as err:
+            ServedCompleter(untrusted).complete("The quick brown fox jumps over the la", GATE_OFF)
+        assert err.value.kind == "unreachable" and "TLS" in str(err.value)
+        untrusted.close()
+        trusted = ServedCompleter(Server(srv.url, ca_file=str(cert)))
+        assert trusted.server.probe() is None
+        assert trusted.complete("The quick brown fox jumps over the la", GATE_OFF).text
+        trusted.close()
+    finally:
+        srv.stop()

@@ -123,7 +123,8 @@ class Server:
                 conn.connect()
             except ssl.SSLError as e:
                 conn.close()
-                raise ServerError("unreachable", f"TLS with {self.url} failed: {e.reason or e}") from None
+                why = getattr(e, "verify_message", "") or e.reason or e
+                raise ServerError("unreachable", f"TLS with {self.url} failed ({why}): check server_ca_file") from None
             except OSError as e:
                 conn.close()
                 raise ServerError("unreachable", f"cannot connect to {self.url}: {e.strerror or e}") from None
@@ -222,6 +223,9 @@ class Server:
             return None
         except ServerError as e:
             return str(e)
+        except ssl.SSLCertVerificationError as e:
+            return (f"the certificate of {self.url} is not trusted ({e.verify_message or e.reason}): "
+                    "set server_ca_file to the CA that signed it")
         except (OSError, http.client.HTTPException) as e:
             return f"cannot reach {self.url} ({type(e).__name__})"
         finally:

@@ -32,6 +32,9 @@ CONFIG_FILENAME = "config.toml"
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 UNKNOWN_FIELDS = ("suggest", "skip")
 IBUS_DISPLAYS = ("auto", "preedit", "popup")
+BACKENDS = ("local", "server")
+SERVER_ENGINES = ("llama.cpp", "vllm")
+SERVER_FALLBACKS = ("local", "none")
 
 #: Password managers, keyrings and passphrase prompts (X11 WM_CLASS class, lower
 #: case, and executable names); ghosttype neither captures nor suggests there.
@@ -107,6 +110,18 @@ def _optional_key_spec(v: Any) -> Optional[str]:
     return None if v == "" else _key_spec(v)
 
 
+def _url(v: Any) -> Optional[str]:
+    if not isinstance(v, str):
+        return f"expected a string, got {_show(v)}"
+    if v and not re.match(r"https?://[^/\s]+(/\S*)?$", v):
+        return f"must look like http://host:port or https://host/path, got {v!r}"
+    return None
+
+
+def _any_str(v: Any) -> Optional[str]:
+    return None if isinstance(v, str) else f"expected a string, got {_show(v)}"
+
+
 def _str_list(v: Any) -> Optional[str]:
     if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
         return f"expected a list of strings, got {_show(v)}"
@@ -176,10 +191,28 @@ class Config:
         _choice(IBUS_DISPLAYS))
     ibus_terminals: str = _opt(
         "suggest", "IBus engine: fields that say they are terminals: suggest or skip.", _choice(UNKNOWN_FIELDS))
+    backend: str = _opt("local", "Where suggestions come from: local (the model runs in ghosttype) or server "
+                                 "(a serving engine at server_url; what you type is sent there).", _choice(BACKENDS))
+    server_url: str = _opt("", "Serving engine used by the server backend: http://host:port or https://host "
+                               "(OpenAI-compatible /v1/completions).", _url)
+    server_engine: str = _opt("llama.cpp", "The engine at server_url: llama.cpp (llama-server, llama_cpp.server) or "
+                                           "vllm.", _choice(SERVER_ENGINES))
+    server_model: str = _opt("", "Model name sent to the server (\"\": the server's default).", _any_str)
+    server_token_file: str = _opt("", "File holding the server's bearer token (\"\": none).", _any_str)
+    server_ca_file: str = _opt("", "CA certificates for an https server_url (\"\": the system's); TLS is always "
+                                   "verified.", _any_str)
+    server_deadline_ms: int = _opt(250, "A request whose first word has not arrived after this long is answered "
+                                        "locally (20-10000 ms).", _int_range(20, 10_000))
+    server_logprobs: bool = _opt(True, "Ask the server for log-probabilities, which the confidence gate needs "
+                                       "(false: no gate; llama-cpp-python's server is much faster without them).", _bool)
+    server_fallback: str = _opt("local", "While the server is unreachable or slow: local (use the local model) or "
+                                         "none (no suggestions).", _choice(SERVER_FALLBACKS))
     log_level: str = _opt("warning", "Log level: debug, info, warning, error or critical.", _choice(LOG_LEVELS))
 
     def __post_init__(self) -> None:
         issues = [ConfigIssue(f.name, msg) for f, msg in _field_errors(self)]
+        if self.backend == "server" and not self.server_url:
+            issues.append(ConfigIssue("server_url", 'backend = "server" needs a server_url'))
         if issues:
             raise ConfigError(issues)
         # Canonical forms, so comparisons elsewhere are plain string equality.
@@ -244,6 +277,13 @@ class Config:
             single_line=self.single_line,
             context_chars=self.context_chars,
         )
+
+    def worker_settings(self) -> tuple:
+        """The settings a running worker's model was built from: when they
+        change, the frontend starts a new worker (reloads the model)."""
+        return (self.model, self.beam_width, self.backend, self.server_url, self.server_engine,
+                self.server_model, self.server_token_file, self.server_ca_file, self.server_deadline_ms,
+                self.server_logprobs, self.server_fallback)
 
     def is_denied(self, app_id: str) -> bool:
         return bool(app_id) and app_id.strip().lower() in self.denylist

@@ -131,6 +131,31 @@ def check_model(model: str) -> CheckResult:
     return CheckResult("model", True, f"{model}: {path} ({size_mb:.0f} MB), loaded and ran in {elapsed:.2f} s")
 
 
+def check_suggestion_source(cfg: object) -> CheckResult:
+    """Where suggestions come from: this machine, or the configured server
+    (which then receives the text before the caret)."""
+    if getattr(cfg, "backend", "local") != "server":
+        return CheckResult("suggestions from", True, "the local model, in this process: typed text stays here")
+    from daemon.backends.served.client import Server, ServerError, read_token
+
+    url = getattr(cfg, "server_url")
+    fallback = "the local model" if getattr(cfg, "server_fallback") == "local" else "nothing"
+    where = f"the server {url} (typed text is sent there; while it does not answer: {fallback})"
+    try:
+        token_file = getattr(cfg, "server_token_file")
+        server = Server(url, read_token(token_file) if token_file else None, getattr(cfg, "server_ca_file"))
+    except (ServerError, ValueError, OSError) as e:
+        return CheckResult("suggestions from", False, f"{where}: {e}")
+    try:
+        problem = server.probe()
+    finally:
+        server.close()
+    if problem is not None:
+        return CheckResult("suggestions from", False, f"{where}: {problem}",
+                           "start the server, or check server_url, server_token_file and server_ca_file")
+    return CheckResult("suggestions from", True, f"{where}: it answers")
+
+
 def check_config(path) -> tuple[CheckResult, Optional[object]]:
     from daemon.config import ConfigError, load_config
 
@@ -171,5 +196,7 @@ def run_checks(config_path, env: Optional[Mapping[str, str]] = None,
 
         for result in ibus_checks(env):
             add(result)
-    add(check_model(getattr(cfg, "model", "smollm2")))
+    add(check_suggestion_source(cfg))
+    if getattr(cfg, "backend", "local") != "server" or getattr(cfg, "server_fallback", "") == "local":
+        add(check_model(getattr(cfg, "model", "smollm2")))
     return results

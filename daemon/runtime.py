@@ -19,15 +19,18 @@ from daemon.worker import SuggestionWorker
 log = logging.getLogger(__name__)
 
 
-def make_decoder_factory(config: Config) -> Callable[[], object]:
+def make_decoder_factory(config: Config,
+                         on_status: Optional[Callable[[str, str], None]] = None) -> Callable[[], object]:
     """A callable that loads the configured model and returns a Decoder.  It
     runs on the worker thread, so the UI is up while the model loads.
 
-    This is where the daemon picks its model backend (a ``TokenLM`` from
-    :mod:`daemon.backends`): today llama.cpp in this process; a second backend
-    is chosen here too."""
+    This is where the daemon picks its model backend: llama.cpp in this
+    process (a ``TokenLM`` under the CPC decoder), or with ``backend =
+    "server"`` a serving engine (:mod:`daemon.backends.served`), with the
+    local model as its fallback unless ``server_fallback = "none"``;
+    ``on_status`` then hears where suggestions come from."""
 
-    def build() -> object:
+    def build_local() -> object:
         from daemon.cpc.beam import Decoder
         from daemon.backends.llamacpp.llama import LlamaLM
         from daemon.backends.llamacpp.models import resolve_model
@@ -39,7 +42,16 @@ def make_decoder_factory(config: Config) -> Callable[[], object]:
         log.info("model loaded: %s", path.name)
         return Decoder(lm)
 
-    return build
+    def build_served() -> object:
+        from daemon.backends.served import open_route
+
+        local = build_local() if config.server_fallback == "local" else None
+        return open_route(config.server_url, engine=config.server_engine, model=config.server_model,
+                          token_file=config.server_token_file, ca_file=config.server_ca_file,
+                          deadline_ms=config.server_deadline_ms, logprobs=config.server_logprobs,
+                          local=local, on_status=on_status)
+
+    return build_served if config.backend == "server" else build_local
 
 
 def load_startup_config(path: pathlib.Path, overrides: dict) -> tuple[Config, str]:
@@ -72,7 +84,7 @@ def new_worker(config: Config, controller: Controller,
             on_status(state, message)
 
     return SuggestionWorker(
-        decoder_factory=make_decoder_factory(config),
+        decoder_factory=make_decoder_factory(config, report),
         on_result=controller.on_result,
         on_status=report,
         debounce_ms=config.debounce_ms,

@@ -223,6 +223,7 @@ class SuggestionWorker:
         while True:
             job = self._next_job()
             if job is None:
+                self._close_decoder()
                 return
             ok = False
             try:
@@ -235,6 +236,16 @@ class SuggestionWorker:
                     self._warming = warming
                     self._cond.notify_all()
 
+    def _close_decoder(self) -> None:
+        """A decoder with a ``close`` (a served route: its connection and
+        threads) is closed when the worker stops, on this thread."""
+        close = getattr(self._decoder, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception as e:
+                log.error("closing the decoder failed: %s", describe_exception(e))
+
     def _load(self) -> None:
         self._status("loading", "")
         try:
@@ -245,7 +256,11 @@ class SuggestionWorker:
             log.error("model failed to load: %s", self.load_error)
             self._status("error", self.load_error)
         else:
-            self._status("ready", "")
+            announce = getattr(self._decoder, "announce", None)  # a route says where suggestions come from
+            if announce is not None:
+                announce()
+            else:
+                self._status("ready", "")
         finally:
             with self._cond:
                 self._loading = False

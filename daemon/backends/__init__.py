@@ -8,7 +8,11 @@ log-probabilities and its vocabulary bytes; it never sees the runtime.
   ``llama_cpp``), its KV-cache slot plan (``slots``) and thread policy
   (``threads``).
 
-A second backend (a served model, for example) is a package beside
-``llamacpp/`` implementing ``TokenLM``; :func:`daemon.runtime.make_decoder_factory`
-is the one place that chooses and builds the backend.
+* ``served/``: a served model (llama.cpp's server, vLLM).  A server returns
+  a few log-probabilities per generated token, not whole rows, so it cannot
+  implement ``TokenLM``: it is a ``Completer`` the worker calls in place of
+  the decoder, with the engine's constrained decoding doing the covering.
+
+:func:`daemon.runtime.make_decoder_factory` is the one place that chooses and
+builds the backend.
 """

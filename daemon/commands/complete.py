@@ -63,6 +63,23 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
                         f"above P (default {_DEFAULTS.continue_min_prob:g}; 0: up to --max-tokens)")
     p.add_argument("--context-chars", type=int, default=_DEFAULTS.context_chars, metavar="N",
                    help=f"characters before the caret given to the model (default {_DEFAULTS.context_chars})")
+    add_server_arguments(p)
+
+
+def add_server_arguments(p: argparse.ArgumentParser) -> None:
+    """``--server`` and its companions (``complete`` and ``eval``)."""
+    s = p.add_argument_group("served model")
+    s.add_argument("--server", default=None, metavar="URL",
+                   help="ask the serving engine at URL (OpenAI-compatible /v1/completions) instead of "
+                        "loading a model; the text is sent there")
+    s.add_argument("--server-engine", default="llama.cpp", choices=("llama.cpp", "vllm"),
+                   help="the engine at URL: its way of forcing the typed characters (default llama.cpp)")
+    s.add_argument("--server-model", default="", metavar="NAME", help="model name sent to the server")
+    s.add_argument("--server-token-file", default="", metavar="FILE", help="file holding the bearer token")
+    s.add_argument("--server-ca-file", default="", metavar="FILE",
+                   help="CA certificates for an https URL (default: the system's)")
+    s.add_argument("--server-no-logprobs", dest="server_logprobs", action="store_false",
+                   help="do not ask for log-probabilities (faster on llama-cpp-python's server; no confidence gate)")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -123,6 +140,24 @@ def load_lm(model_path: str, n_seq_max: int = 8, batch_threads: Optional[int] = 
         raise UsageError(str(exc)) from None
 
 
+def open_served(args: argparse.Namespace) -> Any:
+    """The ``ServedCompleter`` of ``--server``; a server that cannot be
+    reached (or refuses the token) is a UsageError with its reason."""
+    from daemon.backends.served.client import Server, ServerError, read_token
+    from daemon.backends.served.completer import ServedCompleter
+
+    try:
+        token = read_token(args.server_token_file) if args.server_token_file else None
+        server = Server(args.server, token, args.server_ca_file)
+    except (ServerError, ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    problem = server.probe()
+    if problem is not None:
+        server.close()
+        raise UsageError(problem)
+    return ServedCompleter(server, args.server_engine, args.server_model, logprobs=args.server_logprobs)
+
+
 def read_text(args: argparse.Namespace) -> str:
     if args.text is not None:
         return args.text
@@ -145,6 +180,20 @@ def complete_once(lm: Any, text: str, params: BeamParams) -> dict:
     sug = decoder.complete(text, params)
     total_ms = (time.perf_counter() - t0) * 1000.0
     work = lm.stats.since(before)
+    return _result(sug, params, total_ms, work.tokens_decoded, work.decode_calls)
+
+
+def served_once(completer: Any, text: str, params: BeamParams) -> dict:
+    """:func:`complete_once` against a served model: ``model_calls`` counts
+    requests, ``tokens_decoded`` the tokens the server streamed back."""
+    requests, tokens = completer.requests, completer.tokens
+    t0 = time.perf_counter()
+    sug = completer.complete(text, params)
+    total_ms = (time.perf_counter() - t0) * 1000.0
+    return _result(sug, params, total_ms, completer.tokens - tokens, completer.requests - requests)
+
+
+def _result(sug: Any, params: BeamParams, total_ms: float, tokens_decoded: int, model_calls: int) -> dict:
     return {
         "suggestion": sug.text,
         "confidence": float(sug.confidence),
@@ -152,8 +201,8 @@ def complete_once(lm: Any, text: str, params: BeamParams) -> dict:
         "strategy": params.strategy,
         "beam_width": params.beam_width,
         "timings_ms": {"complete": total_ms, **{k: float(v) for k, v in sug.timings_ms.items()}},
-        "tokens_decoded": work.tokens_decoded,
-        "model_calls": work.decode_calls,
+        "tokens_decoded": tokens_decoded,
+        "model_calls": model_calls,
         "tokens_generated": sug.tokens_generated,
         "stable_tokens": sug.stable_tokens,
     }
@@ -175,12 +224,30 @@ def empty_result(params: BeamParams) -> dict:
     }
 
 
+def _run_served(args: argparse.Namespace, text: str, params: BeamParams) -> dict:
+    from daemon.backends.served.client import ServerError
+
+    t0 = time.perf_counter()
+    completer = open_served(args)
+    load_ms = (time.perf_counter() - t0) * 1000.0
+    try:
+        result = served_once(completer, text, params)
+    except ServerError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        completer.close()
+    result["timings_ms"]["load"] = load_ms
+    return result
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         params = make_params(args, args.strategy, args.beam_width)
-        model_path = resolve(args.model)
+        model_path = args.server or resolve(args.model)
         text = read_text(args)
-        if text == "":
+        if args.server and text:
+            result = _run_served(args, text, params)
+        elif text == "":
             result = empty_result(params)
             result["timings_ms"]["load"] = 0.0
         else:

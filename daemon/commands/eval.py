@@ -65,9 +65,11 @@ from typing import Any, Optional
 from daemon.commands.complete import (
     EXIT_USAGE,
     UsageError,
+    add_server_arguments,
     load_lm,
     make_params,
     one_line_errors,
+    open_served,
     resolve,
 )
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
@@ -82,6 +84,8 @@ from daemon.evaluation.quality import (
 )
 
 _DEFAULTS = BeamParams()
+#: What a served model runs (``--server``): naive decoding and the engine's CPC.
+SERVED_STRATEGIES = ("naive", "cpc1")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -145,6 +149,7 @@ def add_parser(subparsers: Any) -> None:
                    help="type each file as a simulated user who accepts right suggestions: keystrokes saved")
     u.add_argument("--no-baselines", dest="baselines", action="store_false",
                    help="skip the naive-decoding and word-completion baselines")
+    add_server_arguments(p)
     v = p.add_argument_group("vocabulary look-ups")
     v.add_argument("--vocab-bench", action="store_true", help="time the vocabulary index look-ups")
     one_line_errors(p, "ghosttype eval")
@@ -177,21 +182,40 @@ def _models(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [(name, resolve(name)) for name in names]
 
 
+def _one_model(args: argparse.Namespace, params: BeamParams) -> list[tuple[str, str]]:
+    """The model of a typing session: the server's URL with ``--server``."""
+    if args.server:
+        if args.model:
+            raise UsageError("give --server or --model, not both")
+        return [(args.server, "")]
+    return _models(args)
+
+
+def _served_params(args: argparse.Namespace, params: BeamParams) -> BeamParams:
+    """A served model's search is a beam of one (named cpc1 in the tables)."""
+    return dataclasses.replace(params, beam_width=1) if args.server and params.strategy == "cpc" else params
+
+
 def run_quality_mode(args: argparse.Namespace) -> int:
     from daemon.evaluation.report import quality_table, sweep_table
 
     if not args.files:
         raise UsageError("give at least one FILE to evaluate")
     thresholds = _thresholds(args.threshold_sweep)
+    if args.server and args.strategies == DEFAULT_STRATEGIES:
+        args.strategies = ",".join(SERVED_STRATEGIES)
     try:
         strategies = parse_strategies(args.strategies)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.offsets < 1:
         raise UsageError(f"--offsets must be at least 1, got {args.offsets}")
+    if args.server and any(s.name not in SERVED_STRATEGIES for s in strategies):
+        raise UsageError(f"with --server, --strategies takes {' and '.join(SERVED_STRATEGIES)} (the engine's "
+                         "constrained decoding is a beam of one)")
     base = make_params(args, "cpc", max(s.beam_width for s in strategies))
     files = _read_files(args.files)
-    models = _models(args)
+    models = [(args.server, "")] if args.server else _models(args)
     n_seq = max(8, max(s.beam_width for s in strategies) + 1)
     from daemon.cpc.beam import Decoder  # after validation: errors stay instant
 
@@ -199,9 +223,9 @@ def run_quality_mode(args: argparse.Namespace) -> int:
     runs: list[dict] = []
     pooled = QualityRun(strategies, [], [])
     for model_name, model_path in models:
-        lm = load_lm(model_path, n_seq_max=n_seq)
+        lm = open_served(args) if args.server else load_lm(model_path, n_seq_max=n_seq)
         try:
-            decoder = Decoder(lm)
+            decoder = lm if args.server else Decoder(lm)
             for file_name, text in files:
                 offsets = choose_offsets(text, args.offsets, args.kind, args.seed)
                 if not offsets:
@@ -301,11 +325,12 @@ def run_simulate_user_mode(args: argparse.Namespace) -> int:
         raise UsageError(f"--key-interval-ms must be >= 0, got {interval}")
     params = make_params(args, args.strategy, args.beam_width, progressive=True)
     files = _read_files(args.files)
-    (model_name, model_path), *rest = _models(args)
+    (model_name, model_path), *rest = _one_model(args, params)
     if rest:
         raise UsageError("--simulate-user takes one --model")
-    obj = simulate_files(model_name, model_path, files, params, chars=chars, seed=args.seed,
-                         key_interval_ms=interval, baselines=args.baselines)
+    served = open_served(args) if args.server else None
+    obj = simulate_files(model_name, model_path, files, _served_params(args, params), chars=chars, seed=args.seed,
+                         key_interval_ms=interval, baselines=args.baselines, served=served)
     if args.json_out:
         _write_json(args.json_out, obj)
     return 0
@@ -320,9 +345,9 @@ def run_replay_mode(args: argparse.Namespace) -> int:
         raise UsageError("give at least one FILE to replay")
     if args.chars < 1:
         raise UsageError(f"--chars must be at least 1, got {args.chars}")
-    params = make_params(args, args.strategy, args.beam_width, progressive=True)
+    params = _served_params(args, make_params(args, args.strategy, args.beam_width, progressive=True))
     files = _read_files(args.files)
-    (model_name, model_path), *rest = _models(args)
+    (model_name, model_path), *rest = _one_model(args, params)
     if rest:
         raise UsageError("--replay takes one --model")
     if args.preload_chars is not None and args.preload_chars < 0:
@@ -330,7 +355,8 @@ def run_replay_mode(args: argparse.Namespace) -> int:
     _check_load_args(args)
     obj = replay_files(model_name, model_path, files, params, chars=args.chars, seed=args.seed,
                        preload_chars=args.preload_chars, load=args.load,
-                       key_interval_ms=args.key_interval_ms, batch_threads=args.batch_threads)
+                       key_interval_ms=args.key_interval_ms, batch_threads=args.batch_threads,
+                       served=open_served(args) if args.server else None)
     if args.json_out:
         _write_json(args.json_out, obj)
     return 0
@@ -388,6 +414,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if sum((args.replay, args.vocab_bench, args.cold_start, args.simulate_user)) > 1:
             raise UsageError("choose one of --replay, --cold-start, --simulate-user and --vocab-bench")
+        if args.server and (args.vocab_bench or args.cold_start):
+            raise UsageError("--server works with the quality, --replay and --simulate-user modes")
         if args.simulate_user:
             return run_simulate_user_mode(args)
         if args.vocab_bench:

@@ -98,7 +98,7 @@ class StatusAndSettings:
         elif self._config_error:
             status = ("error", self._config_error)
         else:
-            status = ("ready", "")
+            status = ("ready", self._backend[1])  # e.g. where suggestions come from
         if status != self._status:
             self._status = status
             STATUS_LOG.info("status: %s%s", status[0], f" ({status[1]})" if status[1] else "")

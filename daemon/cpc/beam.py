@@ -48,13 +48,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import time
 from typing import Callable, Optional
 
 import numpy as np
 
-from .confidence import WordSignals, word_confidence
+from .confidence import WordSignals, typed_word, word_confidence
 from .covering import Covering, cover
 from .lm import Cancelled, CancelCheck, TokenLM
 from .progressive import ProgressivePrompt
@@ -71,9 +70,6 @@ from .word import WORD_BYTE, Hypothesis, WordResult, WordTables, search_word
 CONTEXT_MARGIN = 4
 
 PartialCallback = Callable[[Suggestion], None]
-
-_TRAILING_WORD = re.compile(r"\w+$")
-
 
 class Decoder:
     """Completes text with a :class:`TokenLM`; see the module docstring."""
@@ -337,9 +333,7 @@ class Decoder:
         word = result.best
         first = word.first if word.first is not None else (0.0, 0.0)
         word_text, _ = decode_prefix(word.hyp.data[: word.end])
-        typed = _TRAILING_WORD.search(text)
-        before = text[: typed.start()] if typed else text
-        whole = (typed.group(0) if typed else "") + word_text.lstrip()
+        typed_chars, in_context = typed_word(text, word_text)
         return WordSignals(
             word_logprob=word.logprob - covering.typed_logmass,
             margin=None if result.runner_up is None else word.logprob - result.runner_up,
@@ -347,8 +341,8 @@ class Decoder:
             first_logprob=first[0],
             first_entropy=first[1],
             word_chars=len(word_text),
-            typed_chars=len(typed.group(0)) if typed else 0,
-            in_context=bool(whole) and re.search(r"(?<!\w)" + re.escape(whole) + r"(?!\w)", before) is not None,
+            typed_chars=typed_chars,
+            in_context=in_context,
         )
 
 

@@ -45,6 +45,7 @@ user for about the same keystrokes saved: README, "Keystrokes saved".)
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -87,6 +88,19 @@ class WordSignals:
     word_chars: int
     typed_chars: int
     in_context: bool = False
+
+
+_TRAILING_WORD = re.compile(r"\w+$")
+
+
+def typed_word(text: str, word_text: str) -> tuple[int, bool]:
+    """``typed_chars`` and ``in_context`` of a suggestion whose first word
+    adds ``word_text`` to ``text``."""
+    typed = _TRAILING_WORD.search(text)
+    before = text[: typed.start()] if typed else text
+    whole = (typed.group(0) if typed else "") + word_text.lstrip()
+    in_context = bool(whole) and re.search(r"(?<!\w)" + re.escape(whole) + r"(?!\w)", before) is not None
+    return (len(typed.group(0)) if typed else 0), in_context
 
 
 def features(s: WordSignals) -> list[float]:

@@ -166,6 +166,33 @@ class CountingLM:
         return getattr(self.inner, name)
 
 
+class ServedCounters:
+    """What :func:`replay_text` reads of a ``CountingLM``, for a served model
+    (:class:`daemon.backends.served.completer.ServedCompleter`): model calls
+    are requests, decoded tokens are the tokens streamed back; what the
+    engine re-evaluates of its prompt is not visible from here (0)."""
+
+    reeval_tokens = 0
+    prompt_reeval_tokens = 0
+
+    def __init__(self, completer: Any) -> None:
+        self.completer = completer
+
+    @property
+    def stats(self) -> LMStats:
+        return LMStats(decode_calls=self.completer.requests, tokens_decoded=self.completer.tokens)
+
+    @property
+    def cancelled(self) -> int:
+        return self.completer.cancelled
+
+    def clear_cache(self) -> None:
+        """The engine keeps its own prompt cache; nothing to clear here."""
+
+    def close(self) -> None:
+        self.completer.close()
+
+
 class PlanRecordingDecoder(Decoder):
     """The real decoder, telling a :class:`CountingLM` the prompt length of
     each request before the request reaches the model."""
@@ -377,10 +404,12 @@ def replay_files(
     load: int = 0,
     key_interval_ms: float = 0.0,
     batch_threads: Optional[int] = None,
+    served: Any = None,
 ) -> dict:
     """Replay every file with ``params``'s strategy and with naive decoding
     (same model load, cache cleared before each run), print a table per file,
-    and return the JSON object of ``--replay --json``."""
+    and return the JSON object of ``--replay --json``.  ``served``: a served
+    model's completer instead of loading ``model_path``."""
     from daemon.commands.complete import load_lm
     from daemon.evaluation.report import fmt_num, replay_table
 
@@ -388,10 +417,11 @@ def replay_files(
     if params.strategy != "naive":
         runs.append(("naive", "naive"))
     configs = {name: session_config(params, strategy) for name, strategy in runs}
-    lm = CountingLM(load_lm(model_path, n_seq_max=max(8, params.beam_width + 1), batch_threads=batch_threads))
+    lm: Any = ServedCounters(served) if served is not None else \
+        CountingLM(load_lm(model_path, n_seq_max=max(8, params.beam_width + 1), batch_threads=batch_threads))
     results: list[dict] = []
     try:
-        decoder = PlanRecordingDecoder(lm)
+        decoder = served if served is not None else PlanRecordingDecoder(lm)
         for file_name, text in files:
             start = choose_start(text, chars, params.context_chars, seed)
             preload = min(start, default_preload(params.context_chars, chars) if preload_chars is None else preload_chars)

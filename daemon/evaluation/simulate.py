@@ -270,11 +270,13 @@ def simulate_files(
     key_interval_ms: float,
     out: Callable[[str], None] = print,
     baselines: bool = True,
+    served: Any = None,
 ) -> dict:
     """Run the simulated user on every file with the configured suggester and,
     with ``baselines``, naive decoding and the field's own words; print a
     table per file and the pooled one; return the JSON object of
-    ``--simulate-user --json``."""
+    ``--simulate-user --json``.  ``served``: a served model's completer
+    instead of loading ``model_path``."""
     from daemon.commands.complete import load_lm
     from daemon.cpc.beam import Decoder
     from daemon.evaluation.progress import terminal_progress
@@ -285,10 +287,12 @@ def simulate_files(
     if baselines:
         suggesters += [("naive", "naive"), ("field words", "")]
     report = SimulationReport()
-    lm = load_lm(model_path, n_seq_max=max(8, 2 * params.beam_width + 2))
+    lm = load_lm(model_path, n_seq_max=max(8, 2 * params.beam_width + 2)) if served is None else served
     try:
-        lm.warm_up()
-        decoder = Decoder(lm)
+        decoder = served
+        if served is None:
+            lm.warm_up()
+            decoder = Decoder(lm)
         for file_name, raw in files:
             kind = kind_of(file_name)
             text = as_typed(raw, kind)
@@ -296,7 +300,8 @@ def simulate_files(
             end = min(len(text), start + chars)
             runs = []
             for name, strategy in suggesters:
-                lm.clear_cache()
+                if served is None:
+                    lm.clear_cache()
                 config = session_config(params, strategy or "cpc", debounce_ms=None)
                 completer = decoder if strategy else FieldWordCompleter()
                 run = simulate_user(completer, config, text[:end], start, key_interval_ms, name=name,

@@ -8,7 +8,8 @@
 # modules and Debian's PyGObject for the GTK test app, and GNOME Shell for the
 # headless Wayland test; the real applications of the X11 end-to-end tests:
 # Firefox ESR, Chromium, mousepad (GTK 3) and dunst, a desktop notification
-# server).  Python packages are installed by pip, not here.
+# server; openssl, which signs a certificate for the served-model TLS test).
+# Python packages are installed by pip, not here.
 # IBus itself (ibus) is the input-method framework the `ghosttype ibus` engine
 # plugs into.
 set -euo pipefail
@@ -24,6 +25,7 @@ test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst
   ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell
+  openssl
 )
 
 packages=("${runtime[@]}" "${build[@]}")

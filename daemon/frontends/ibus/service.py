@@ -160,7 +160,7 @@ class EngineProcess:
         old = controller.config
         set_level(config.log_level if self.log_level is None else self.log_level)
         controller.apply_config(config)
-        if (config.model, config.beam_width) != (old.model, old.beam_width):
+        if config.worker_settings() != old.worker_settings():
             with self._worker_lock:
                 old_worker, self._worker = self._worker, new_worker(config, controller)
                 controller.attach_worker(self._worker)

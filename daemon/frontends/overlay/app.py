@@ -202,7 +202,7 @@ class Daemon:
             if set_keys is not None:
                 set_keys((config.accept_key, config.accept_word_key))
         rt.controller.apply_config(config)
-        if (config.model, config.beam_width) != (old.model, old.beam_width):
+        if config.worker_settings() != old.worker_settings():
             # A different model (or more beams than the context has sequences
             # for) needs a new backend: load it on a new worker, drop the old.
             with self._worker_lock:

@@ -1,0 +1,437 @@
+"""The served backend against a real llama.cpp server (``python -m
+llama_cpp.server`` with SmolLM2 on 127.0.0.1, one thread; ``served_server.py``).
+
+Only the malformed and slow answers come from a small local HTTP stub: that
+is what those tests are about.  vLLM is not run (its request shape is checked
+in ``tests/unit/test_served_wire.py``).
+"""
+
+from __future__ import annotations
+
+import http.server
+import logging
+import subprocess
+import sys
+import threading
+import time
+from typing import Iterator
+
+import psutil
+import pytest
+
+from daemon.backends.served.client import Server, ServerError
+from daemon.backends.served.completer import ServedCompleter
+from daemon.backends.served.route import SLOW_AFTER, ServedRoute
+from daemon.cpc.beam import Decoder
+from daemon.cpc.lm import Cancelled
+from daemon.cpc.suggestion import BeamParams
+from daemon.worker import SuggestionWorker
+from tests.llm.served_server import LlamaServer
+
+pytestmark = pytest.mark.slow
+
+GATE_OFF = BeamParams(confidence_threshold=0.0)
+LONG = BeamParams(max_tokens=64, single_line=False, stop_at_sentence_end=False, continue_min_prob=0.0,
+                  confidence_threshold=0.0)
+PROSE = ("Vim is a highly configurable text editor built to make creating and changing any kind of text "
+         "very efficient. It is included as \"vi\" with most UNIX systems and with Apple OS X. ")
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def server_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("served")
+
+
+@pytest.fixture(scope="module")
+def llama_server(smol_model_path, server_dir) -> Iterator[LlamaServer]:
+    srv = LlamaServer(smol_model_path, server_dir).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def served(llama_server) -> Iterator[ServedCompleter]:
+    completer = ServedCompleter(Server(llama_server.url))
+    try:
+        yield completer
+    finally:
+        completer.close()
+
+
+def first_word(text: str) -> str:
+    return text.split()[0] if text.split() else ""
+
+
+@pytest.mark.parametrize("text", [
+    "The quick brown fox jumps over the la",  # mid-word
+    "Vim is a highly configurable text ",  # after a space
+    "def fibonacci(n):\n    if n < 2:\n        ret",  # inside code
+])
+def test_suggestion_continues_the_typed_text_like_local_cpc(served, smol_lm, text):
+    """The engine's grammar-forced greedy search finds the word the local
+    coverage search with beam width 1 finds (first word: batching may reorder
+    near-ties, see test_llama_backend.py)."""
+    remote = served.complete(text, GATE_OFF)
+    local = Decoder(smol_lm).complete(text, BeamParams(beam_width=1, confidence_threshold=0.0))
+    assert remote.text, "the server suggested nothing"
+    assert not remote.text[0].isspace(), "the typed blank or word part came back"
+    assert first_word(remote.text) == first_word(local.text)
+    assert remote.signals is not None and 0.0 < remote.confidence <= 1.0
+
+
+def test_the_grammar_is_obeyed_for_an_unlikely_typed_word(served):
+    """No model continues "configurable" with " xqzv" by itself: the answer
+    spells it only because the grammar forces it (an answer that does not is
+    refused as malformed), and the suggestion is what comes after it."""
+    s = served.complete("Vim is a highly configurable xqzv", GATE_OFF)
+    assert s.remainder == b" xqzv"
+    assert s.tokens_generated >= 2
+
+
+def test_cancel_stops_generation_on_the_server(served, llama_server):
+    proc = psutil.Process(llama_server.pid)
+
+    def cpu() -> float:
+        t = proc.cpu_times()
+        return t.user + t.system
+
+    served.prefill(PROSE, LONG)  # the prompt is cached: what follows is generation only
+    c0, t0 = cpu(), time.monotonic()
+    full = served.complete(PROSE, LONG)
+    full_cpu, full_s = cpu() - c0, time.monotonic() - t0
+    assert full.tokens_generated >= 32, "the uncancelled request should run long"
+    stop = threading.Event()
+    when: list[float] = []
+
+    def partial(_s) -> None:
+        if not stop.is_set():
+            when.append(time.monotonic())
+            stop.set()
+
+    with pytest.raises(Cancelled):
+        served.complete(PROSE, LONG, cancel=stop.is_set, on_partial=partial)
+    aborted_after = time.monotonic() - when[0]
+    c1 = cpu()
+    time.sleep(1.0)
+    after_cpu = cpu() - c1
+    assert aborted_after < 0.25 * full_s, (
+        f"the request took {aborted_after:.2f} s to abort (the whole request {full_s:.2f} s)")
+    assert after_cpu < 0.25 * full_cpu, (
+        f"the server kept working after the stream was closed: {after_cpu:.2f} CPU-s "
+        f"(the whole request took {full_cpu:.2f})")
+    assert served.cancelled == 1
+    assert served.complete("The quick brown fox jumps over the la", GATE_OFF).text  # still serving
+
+
+def test_newest_keystroke_cancels_the_request_in_flight(served):
+    results: list[tuple[int, str, bool]] = []
+    worker = SuggestionWorker(served, on_result=lambda rid, s, final: results.append((rid, s.text, final)),
+                              debounce_ms=0)
+    worker.start()
+    try:
+        worker.submit(1, PROSE, LONG)
+        wait_for(lambda: any(r[0] == 1 for r in results), 60, "the first request's first word")
+        worker.submit(2, "The quick brown fox jumps over the la", GATE_OFF)
+        assert worker.wait_idle(60)
+    finally:
+        worker.stop()
+    assert worker.stats.cancelled == 1 and served.cancelled == 1
+    wait_for(lambda: not served.server._watcher.is_alive(), 5, "the stopped worker to close the connection")
+    assert not any(rid == 1 and final for rid, _t, final in results)
+    assert [t for rid, t, final in results if rid == 2 and final][0]
+
+
+def test_one_kept_alive_connection(served):
+    """An answer read to its end leaves the connection open for the next
+    request; one cut short is replaced in the background, not per request."""
+    served.prefill(PROSE, GATE_OFF)
+    opened = served.server.connects
+    served.prefill(PROSE + "It ", GATE_OFF)
+    served.prefill(PROSE + "It is ", GATE_OFF)
+    assert served.server.connects == opened
+    for text in ("The quick brown fox jumps over the la", "The quick brown fox jumps over the laz"):
+        served.complete(text, GATE_OFF)
+    assert served.server.connects <= opened + 2
+
+
+def test_fallback_when_the_server_dies_and_return_when_it_answers_again(smol_model_path, smol_lm, server_dir,
+                                                                         caplog):
+    srv = LlamaServer(smol_model_path, server_dir).start()
+    statuses: list[tuple[str, str]] = []
+    completer = ServedCompleter(Server(srv.url))
+    route = ServedRoute(completer, Decoder(smol_lm), on_status=lambda s, m: statuses.append((s, m)), retry_s=0.3)
+    text = "The quick brown fox jumps over the la"
+    caplog.set_level(logging.INFO, logger="daemon.backends.served")
+    try:
+        assert route.complete(text, GATE_OFF).text and completer.requests == 1
+        srv.stop()
+        fallback = route.complete(text, GATE_OFF)
+        assert fallback.text, "the local model should have answered"
+        assert not route.on_server and route.switches == 1
+        assert len(statuses) == 1 and statuses[0][0] == "ready"
+        assert "does not answer" in statuses[0][1] and "local model" in statuses[0][1]
+        for _ in range(3):
+            assert route.complete(text, GATE_OFF).text
+        assert completer.requests == 2, "requests went to a server known to be down"
+        assert len(statuses) == 1, "the switch must be said once"
+        srv.start()
+        wait_for(lambda: route.on_server, 60, "the route to return to the server")
+        assert statuses[-1] == ("ready", f"suggestions from the server {srv.url}")
+        assert route.complete(text, GATE_OFF).text and completer.requests == 3
+    finally:
+        route.close()
+        srv.stop()
+    said = [r.getMessage() for r in caplog.records if "does not answer" in r.getMessage()]
+    assert len(said) == 1 and "answers again" in caplog.text
+
+
+def test_wrong_token_is_refused_with_a_clear_error(smol_model_path, server_dir, tmp_path, caplog):
+    srv = LlamaServer(smol_model_path, server_dir, api_key="right-token-4711").start()
+    caplog.set_level(logging.DEBUG)
+    try:
+        wrong = Server(srv.url, token="wrong-token-0815")
+        problem = wrong.probe()
+        assert problem is not None and "HTTP 401" in problem and "server_token_file" in problem
+        with pytest.raises(ServerError) as err:
+            ServedCompleter(wrong).complete("The quick brown fox jumps over the la", GATE_OFF)
+        assert err.value.kind == "refused"
+        wrong.close()
+        token_file = tmp_path / "token"
+        token_file.write_text("wrong-token-0815\n")
+        out = subprocess.run([sys.executable, "-m", "daemon", "complete", "--server", srv.url,
+                              "--server-token-file", str(token_file), "--text", "The quick brown fox"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and "refused" in out.stderr and "HTTP 401" in out.stderr
+        assert "0815" not in out.stderr + out.stdout
+        right = ServedCompleter(Server(srv.url, token="right-token-4711"))
+        assert right.complete("The quick brown fox jumps over the la", GATE_OFF).text
+        right.close()
+    finally:
+        srv.stop()
+    assert "4711" not in caplog.text and "0815" not in caplog.text
+
+
+class _Stub(http.server.BaseHTTPRequestHandler):
+    """Answers /v1/models; /v1/completions as ``mode`` says: ``hang`` (headers,
+    then nothing), ``garbage`` (a stream of non-JSON events)."""
+
+    mode = "hang"
+    release = threading.Event()
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        body = b'{"data": []}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if self.mode == "garbage":
+            data = b"data: {this is not json\n\n"
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+            return
+        self.wfile.flush()
+        self.release.wait(30)
+
+
+@pytest.fixture
+def stub() -> Iterator[tuple[str, type]]:
+    handler = type("Stub", (_Stub,), {"release": threading.Event()})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
+    finally:
+        handler.release.set()
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_hanging_server_never_blocks_typing(stub, smol_lm):
+    url, handler = stub
+    handler.mode = "hang"
+    completer = ServedCompleter(Server(url), deadline_ms=200)
+    statuses: list[tuple[str, str]] = []
+    route = ServedRoute(completer, Decoder(smol_lm), on_status=lambda s, m: statuses.append((s, m)), retry_s=60)
+    text = "The quick brown fox jumps over the la"
+    try:
+        for i in range(SLOW_AFTER):
+            t0 = time.monotonic()
+            with pytest.raises(ServerError) as err:
+                completer.complete(text, GATE_OFF)
+            assert err.value.kind == "slow" and time.monotonic() - t0 < 3.0  # the stub holds it 30 s
+        for i in range(SLOW_AFTER):
+            assert route.complete(text, GATE_OFF).text, "the local model answers the slow keystroke"
+            assert route.on_server == (i < SLOW_AFTER - 1)
+        assert len(statuses) == 1 and "does not answer" in statuses[0][1]
+    finally:
+        route.close()
+    # Without a deadline, the newest keystroke still aborts a hanging request at once.
+    patient = ServedCompleter(Server(url))
+    worker = SuggestionWorker(patient, on_result=lambda *a: None, debounce_ms=0)
+    worker.start()
+    try:
+        worker.submit(1, text, GATE_OFF)
+        wait_for(lambda: worker.stats.submitted == 1 and patient.requests == 1, 10, "the request to start")
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        worker.cancel()
+        wait_for(lambda: patient.cancelled == 1, 5, "the hanging request to be aborted")
+        assert time.monotonic() - t0 < 3.0  # the stub holds it 30 s
+    finally:
+        worker.stop()
+        patient.close()
+
+
+def test_a_malformed_answer_switches_to_the_local_model_at_once(stub, smol_lm):
+    url, handler = stub
+    handler.mode = "garbage"
+    route = ServedRoute(ServedCompleter(Server(url)), Decoder(smol_lm), retry_s=60)
+    try:
+        assert route.complete("The quick brown fox jumps over the la", GATE_OFF).text
+        assert not route.on_server and route.switches == 1
+    finally:
+        route.close()
+
+
+def test_nothing_typed_reaches_either_log(llama_server, caplog):
+    marker = "Quetzalcoatl marmalade zeppelin"
+    caplog.set_level(logging.DEBUG)
+    completer = ServedCompleter(Server(llama_server.url))
+    try:
+        completer.prefill(f"Notes: {marker} and ", GATE_OFF)
+        completer.complete(f"Notes: {marker} and the quick brown fox jumps over the la", GATE_OFF)
+    finally:
+        completer.close()
+    assert marker not in caplog.text
+    log = llama_server.log()
+    assert "POST /v1/completions" in log, "the server's log should show the requests (and nothing more)"
+    assert "Quetzalcoatl" not in log and "marmalade" not in log
+
+
+def test_runtime_builds_the_served_route_from_the_config(llama_server):
+    from daemon.config import Config
+    from daemon.runtime import make_decoder_factory
+
+    statuses: list[tuple[str, str]] = []
+    config = Config(backend="server", server_url=llama_server.url, server_fallback="none", server_deadline_ms=10_000)
+    route = make_decoder_factory(config, lambda s, m: statuses.append((s, m)))()
+    try:
+        assert isinstance(route, ServedRoute) and route.on_server and route.local is None
+        route.announce()
+        assert statuses == [("ready", f"suggestions from the server {llama_server.url}")]
+        assert route.complete("The quick brown fox jumps over the la", GATE_OFF).text
+    finally:
+        route.close()
+
+
+def test_complete_and_eval_commands_take_a_server(llama_server, tmp_path):
+    import json
+
+    out = subprocess.run([sys.executable, "-m", "daemon", "complete", "--server", llama_server.url, "--json",
+                          "--text", "The quick brown fox jumps over the la"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    obj = json.loads(out.stdout)
+    assert obj["model"] == llama_server.url and obj["suggestion"] and obj["model_calls"] == 1
+    ref = tmp_path / "prose.txt"
+    ref.write_text(PROSE * 2)
+    result = tmp_path / "eval.json"
+    out = subprocess.run([sys.executable, "-m", "daemon", "eval", str(ref), "--server", llama_server.url,
+                          "--offsets", "2", "--context-chars", "200", "--json", str(result)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(result.read_text())["summary"]
+    assert set(summary) == {"naive", "cpc1"} and summary["cpc1"]["n"] == 2
+
+
+def test_doctor_says_where_suggestions_come_from(llama_server):
+    from daemon.config import Config
+    from daemon.doctor import check_suggestion_source
+    from tests.llm.served_server import free_port
+
+    local = check_suggestion_source(Config())
+    assert local.ok and "local model" in local.detail
+    up = check_suggestion_source(Config(backend="server", server_url=llama_server.url))
+    assert up.ok and llama_server.url in up.detail and "sent there" in up.detail
+    down = check_suggestion_source(Config(backend="server", server_url=f"http://127.0.0.1:{free_port()}"))
+    assert down.ok is False and "cannot reach" in down.detail
+
+
+def test_the_prompt_is_cut_where_the_tokenizer_always_cuts(smol_lm):
+    """``split_typed``'s prompt tokenizes to a prefix of the whole text's
+    tokens, whatever is typed next (SmolLM2's byte-level BPE; random cuts of
+    the evaluation texts and random continuations, as in test_split_real.py)."""
+    import random
+
+    from daemon.backends.served.completer import split_typed
+    from tests.llm.test_split_real import PIECES, _texts
+
+    rng = random.Random(0)
+    texts = _texts()
+    failures = []
+    for _ in range(300):
+        source = rng.choice(texts)
+        cut = rng.randrange(1, len(source))
+        text = source[max(0, cut - 200):cut]
+        prompt, typed = split_typed(text)
+        stable = smol_lm.tokenize(prompt) if prompt else []
+        conts = [""] + ["".join(rng.choice(PIECES) for _ in range(rng.randrange(1, 4))) for _ in range(3)]
+        for cont in conts:
+            if smol_lm.tokenize(text + cont)[: len(stable)] != stable:
+                failures.append((prompt[-20:], typed, cont))
+    assert failures == [], f"{len(failures)} prompts re-tokenized differently, e.g. {failures[:3]}"
+
+
+def test_without_logprobs_there_is_no_gate(llama_server):
+    completer = ServedCompleter(Server(llama_server.url), logprobs=False)
+    try:
+        s = completer.complete("The quick brown fox jumps over the la", BeamParams(confidence_threshold=0.99))
+    finally:
+        completer.close()
+    assert s.text and s.signals is None and s.confidence == 1.0 and not s.suppressed
+
+
+def test_tls_is_verified(smol_model_path, server_dir, tmp_path):
+    """A server whose certificate no trusted authority signed is refused; with
+    that certificate as ``server_ca_file`` the same server is used."""
+    from tests.llm.served_server import self_signed
+
+    cert, key = self_signed(tmp_path)
+    srv = LlamaServer(smol_model_path, server_dir, tls=(cert, key)).start()
+    try:
+        untrusted = Server(srv.url)
+        problem = untrusted.probe()
+        assert problem is not None and "not trusted" in problem and "server_ca_file" in problem
+        with pytest.raises(ServerError) as err:
+            ServedCompleter(untrusted).complete("The quick brown fox jumps over the la", GATE_OFF)
+        assert err.value.kind == "unreachable" and "TLS" in str(err.value)
+        untrusted.close()
+        trusted = ServedCompleter(Server(srv.url, ca_file=str(cert)))
+        assert trusted.server.probe() is None
+        assert trusted.complete("The quick brown fox jumps over the la", GATE_OFF).text
+        trusted.close()
+    finally:
+        srv.stop()

@@ -62,8 +62,8 @@ def _tail(text: str, n: int = 5) -> str:
 class Sid:
     """The prepared sid environment of this pytest run."""
 
-    def __init__(self) -> None:
-        self.run = SID_ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    def __init__(self, name: str = "") -> None:
+        self.run = SID_ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}{name}"
         self.times: dict[str, float] = {}
         self.readme: dict = {}
         self.complete: list[dict] = []

@@ -1,5 +1,6 @@
-"""The project's CI entry point, `.ci/run`, inside the tier's sid chroot (after the desktop sessions,
-in the same overlay): sid's packages and its system Python (3.14) install everything, and the whole
+"""The project's CI entry point, `.ci/run`, inside the tier's sid chroot (a fresh overlay of its own, so
+nothing the desktop sessions left there, such as IBus's system registry cache, changes what the suite
+sees): sid's packages and its system Python (3.14) install everything, and the whole
 test suite passes there as on Debian 12, except the failures listed in SID_KNOWN, each deselected
 with what was seen (they stay listed here and in the README until fixed). The desktop tier itself is
 not run inside (it builds and enters this very chroot)."""
@@ -9,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.desktop.conftest import ARTIFACTS
+from tests.desktop.conftest import ARTIFACTS, Sid
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(7200)]
 SUITE_TIMEOUT = 3600
@@ -34,8 +35,13 @@ def test_ci_run_passes_inside_debian_sid(sid):
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     deselect = " ".join(f"--deselect {node}" for node in SID_KNOWN)
-    r = sid.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/suite_check.sh", timeout=SUITE_TIMEOUT,
-                  env={"GHOSTTYPE_PYTEST_ARGS": deselect})
+    own = Sid("-suite")
+    own.copy_checkout()
+    try:
+        r = own.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/suite_check.sh", timeout=SUITE_TIMEOUT,
+                      env={"GHOSTTYPE_PYTEST_ARGS": deselect})
+    finally:
+        own.cleanup()
     result = json.loads((out / "suite.json").read_text()) if (out / "suite.json").exists() else {}
     sid.times["suite"] = result.get("seconds", -1)
     assert result.get("ok"), (f".ci/run failed inside sid ({result.get('summary') or 'no summary'}); "

@@ -65,12 +65,17 @@ def check_tab_inserts_the_shown_suggestion(results: dict, app: str, complete: li
     assert n >= MIN_VISIBLE_PIXELS, (
         f"{app}: Tab inserted {x!r}, a suggestion that was not on screen: the screenshot before Tab shows the same "
         f"as with no suggestion ({n} pixels differ; {res['shots'].get('6-before-tab')} vs {res['shots'].get('3-esc')})")
-    ref = [c for c in complete if c.get("text") == typed and c.get("suggestion", "").strip() and not c.get("suppressed")]
-    if ref:
-        word = first_word(ref[0]["suggestion"])
+    word = complete_first_word(complete, typed)
+    if word is not None:
         assert x.startswith(word) or word.startswith(x), \
             f"{app}: Tab inserted {x!r}; `ghosttype complete` for the same text begins with {word!r}"
     return x
+
+
+def complete_first_word(complete: list[dict], typed: str):
+    """The first word of `ghosttype complete`'s shown suggestion for ``typed`` (None: it gave none)."""
+    ref = [c for c in complete if c.get("text") == typed and c.get("suggestion", "").strip() and not c.get("suppressed")]
+    return first_word(ref[0]["suggestion"]) if ref else None
 
 
 def check_visible_and_esc_hides(results: dict, app: str) -> None:
@@ -149,9 +154,8 @@ def check_layout(results: dict, app: str, complete: list[dict]) -> str:
     x = text[len(typed): len(text) - len(res["after"])]
     assert len(x) == ghost[1] and "\t" not in x, \
         f"{app}: Tab inserted {x!r}, but the suggestion shown had {ghost[1]} chars ({ghost[0]})"
-    ref = [c for c in complete if c.get("text") == typed and c.get("suggestion", "").strip() and not c.get("suppressed")]
-    assert ref, f"`ghosttype complete` gave no suggestion for {typed!r} to compare with"
-    word = first_word(ref[0]["suggestion"])
+    word = complete_first_word(complete, typed)
+    assert word is not None, f"`ghosttype complete` gave no suggestion for {typed!r} to compare with"
     assert x.startswith(word) or word.startswith(x), \
         f"{app}: Tab inserted {x!r}; `ghosttype complete` for the same text begins with {word!r}"
     return x

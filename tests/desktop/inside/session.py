@@ -176,10 +176,10 @@ def diff_regions(a: str, b: str, mask: tuple = ()) -> list[tuple[int, list]]:
                     if n in cells and n not in seen:
                         seen.add(n)
                         todo.append(n)
-        box = list(d.crop((min(x for x, _ in group) * CELL, min(y for _, y in group) * CELL,
-                           (max(x for x, _ in group) + 1) * CELL, (max(y for _, y in group) + 1) * CELL)).getbbox())
-        off = (min(x for x, _ in group) * CELL, min(y for _, y in group) * CELL)
-        regions.append((sum(cells[c] for c in group), [box[0] + off[0], box[1] + off[1], box[2] + off[0], box[3] + off[1]]))
+        x0, y0 = min(x for x, _ in group) * CELL, min(y for _, y in group) * CELL
+        x1, y1 = (max(x for x, _ in group) + 1) * CELL, (max(y for _, y in group) + 1) * CELL
+        bx0, by0, bx1, by1 = d.crop((x0, y0, x1, y1)).getbbox()
+        regions.append((sum(cells[c] for c in group), [x0 + bx0, y0 + by0, x0 + bx1, y0 + by1]))
     return sorted(regions, key=lambda r: -r[0])
 
 
@@ -296,17 +296,20 @@ class Gnome:
     def type_physical(self, text: str, layout: dict[str, tuple[int, bool]]) -> None:
         """Type ``text`` as a person does on ``layout``: each character's physical key (evdev code),
         with Shift where the layout needs it; what arrives is whatever the active layout makes of it."""
+        def press(code: int, down: bool) -> None:
+            self._rd(self.session, self.RD + ".Session", "NotifyKeyboardKeycode", "(ub)", (code, down))
+
         for ch in text:
             code, shift = layout[ch]
             if shift:
-                self._rd(self.session, self.RD + ".Session", "NotifyKeyboardKeycode", "(ub)", (EV_SHIFT, True))
+                press(EV_SHIFT, True)
                 time.sleep(0.03)
-            self._rd(self.session, self.RD + ".Session", "NotifyKeyboardKeycode", "(ub)", (code, True))
+            press(code, True)
             time.sleep(0.03)
-            self._rd(self.session, self.RD + ".Session", "NotifyKeyboardKeycode", "(ub)", (code, False))
+            press(code, False)
             if shift:
                 time.sleep(0.03)
-                self._rd(self.session, self.RD + ".Session", "NotifyKeyboardKeycode", "(ub)", (EV_SHIFT, False))
+                press(EV_SHIFT, False)
             time.sleep(0.09)
 
     def shot(self, path: str) -> bool:

@@ -8,7 +8,8 @@
 # modules and Debian's PyGObject for the GTK test app, and GNOME Shell for the
 # headless Wayland test; the real applications of the X11 end-to-end tests:
 # Firefox ESR, Chromium, mousepad (GTK 3) and dunst, a desktop notification
-# server; openssl, which signs a certificate for the served-model TLS test).
+# server; openssl, which signs a certificate for the served-model TLS test;
+# cmake and libssl-dev, to build llama.cpp's server with TLS for those tests).
 # Python packages are installed by pip, not here.
 # IBus itself (ibus) is the input-method framework the `ghosttype ibus` engine
 # plugs into.
@@ -25,7 +26,7 @@ test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst
   ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell
-  openssl
+  openssl cmake libssl-dev
 )
 
 packages=("${runtime[@]}" "${build[@]}")

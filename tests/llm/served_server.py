@@ -1,7 +1,16 @@
-"""A real llama.cpp server for the served-model tests: ``python -m
-llama_cpp.server`` (llama-cpp-python's ``server`` extra, installed by the
-``test`` extra) on 127.0.0.1 with the SmolLM2 model, one thread, its verbose
-logging off, its output in a file the tests read.  Started and stopped by PID.
+"""A real llama.cpp server for the served-model tests, on 127.0.0.1 with the
+SmolLM2 model, one thread, its output in a file the tests read; started and
+stopped by PID.  Two engines:
+
+* ``llama-server``: llama.cpp's own server (C++), the one a GPU box runs.
+  ``bash .ci/llama-server`` builds it from the llama.cpp that
+  llama-cpp-python vendors and ``.ci/run`` passes its path in
+  ``GHOSTTYPE_LLAMA_SERVER`` (else it is looked up on PATH).
+* ``llama_cpp.server``: ``python -m llama_cpp.server``, llama-cpp-python's
+  ``server`` extra (installed by the ``test`` extra).
+
+``GHOSTTYPE_SERVED_ENGINES`` (comma-separated) narrows the engines the tests
+run against; by default both, and a missing one fails its tests.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ import os
 import pathlib
 import signal
 import socket
+import shutil
 import ssl
 import subprocess
 import sys
@@ -21,6 +31,23 @@ from typing import Optional
 from tests.needs import missing
 
 READY_TIMEOUT_S = 180.0
+ENGINES = ("llama-server", "llama_cpp.server")
+
+
+def engines_under_test() -> list[str]:
+    chosen = [e.strip() for e in os.environ.get("GHOSTTYPE_SERVED_ENGINES", ",".join(ENGINES)).split(",") if e.strip()]
+    unknown = set(chosen) - set(ENGINES)
+    if unknown:
+        raise ValueError(f"GHOSTTYPE_SERVED_ENGINES: unknown engine(s) {sorted(unknown)}; known: {ENGINES}")
+    return chosen
+
+
+def llama_server_binary() -> str:
+    path = os.environ.get("GHOSTTYPE_LLAMA_SERVER") or shutil.which("llama-server")
+    if not path or not os.access(path, os.X_OK):
+        missing("llama-server (llama.cpp's server: bash .ci/llama-server builds it and prints its path; "
+                "set GHOSTTYPE_LLAMA_SERVER to it)")
+    return path
 
 
 def free_port() -> int:
@@ -30,11 +57,16 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    """One ``llama_cpp.server`` process; ``start`` waits until it answers."""
+    """One server process of ``engine``; ``start`` waits until it answers."""
 
     def __init__(self, model: pathlib.Path, log_dir: pathlib.Path, api_key: Optional[str] = None,
-                 port: Optional[int] = None, tls: Optional[tuple[pathlib.Path, pathlib.Path]] = None) -> None:
-        for module in ("llama_cpp.server", "uvicorn", "fastapi", "sse_starlette"):
+                 port: Optional[int] = None, tls: Optional[tuple[pathlib.Path, pathlib.Path]] = None,
+                 engine: str = "llama_cpp.server") -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}")
+        self.engine = engine
+        self.binary = llama_server_binary() if engine == "llama-server" else None
+        for module in ("llama_cpp.server", "uvicorn", "fastapi", "sse_starlette") if engine != "llama-server" else ():
             if importlib.util.find_spec(module.split(".")[0]) is None or (
                     module == "llama_cpp.server" and importlib.util.find_spec(module) is None):
                 missing(f"{module} (pip install 'llama-cpp-python[server]', part of the test extra)")
@@ -47,7 +79,15 @@ class LlamaServer:
         self.proc: Optional[subprocess.Popen] = None
         self.starts = 0
 
-    def start(self) -> "LlamaServer":
+    def command(self) -> list[str]:
+        if self.binary:  # one slot: one typist, whose prompt stays cached in it
+            cmd = [self.binary, "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
+                   "--threads", "1", "--threads-batch", "1", "--ctx-size", "2048", "--parallel", "1", "--no-webui"]
+            if self.api_key:
+                cmd += ["--api-key", self.api_key]
+            if self.tls:
+                cmd += ["--ssl-cert-file", str(self.tls[0]), "--ssl-key-file", str(self.tls[1])]
+            return cmd
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
                "--port", str(self.port), "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "2048",
                "--verbose", "false"]
@@ -55,6 +95,10 @@ class LlamaServer:
             cmd += ["--api_key", self.api_key]
         if self.tls:
             cmd += ["--ssl_certfile", str(self.tls[0]), "--ssl_keyfile", str(self.tls[1])]
+        return cmd
+
+    def start(self) -> "LlamaServer":
+        cmd = self.command()
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -64,12 +108,12 @@ class LlamaServer:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with {self.proc.returncode}:\n{self.log()[-2000:]}")
+                raise RuntimeError(f"{self.engine} exited with {self.proc.returncode}:\n{self.log()[-2000:]}")
             if self._answers():
                 return self
             time.sleep(0.2)
         self.stop()
-        raise RuntimeError(f"llama_cpp.server did not answer within {READY_TIMEOUT_S:.0f} s")
+        raise RuntimeError(f"{self.engine} did not answer within {READY_TIMEOUT_S:.0f} s")
 
     def _answers(self) -> bool:
         if self.tls:
@@ -82,6 +126,7 @@ class LlamaServer:
             conn.request("GET", "/v1/models")
             resp = conn.getresponse()
             resp.read()
+            # llama-server answers 503 while it loads the model
             return resp.status in (200, 401)
         except OSError:
             return False
@@ -106,6 +151,13 @@ class LlamaServer:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
+
+    @property
+    def request_line(self) -> str:
+        """What the server's log (at its default verbosity) shows for each
+        completion request: uvicorn's access line, or llama-server's slot
+        starting a task (it does not log requests as such)."""
+        return "processing task" if self.binary else "POST /v1/completions"
 
     def log(self) -> str:
         try:

@@ -1,5 +1,6 @@
-"""The served backend against a real llama.cpp server (``python -m
-llama_cpp.server`` with SmolLM2 on 127.0.0.1, one thread; ``served_server.py``).
+"""The served backend against real llama.cpp servers (``llama-server`` and
+``python -m llama_cpp.server``, each with SmolLM2 on 127.0.0.1, one thread;
+``served_server.py``): every test that talks to a server runs against both.
 
 Only the malformed and slow answers come from a small local HTTP stub: that
 is what those tests are about.  vLLM is not run (its request shape is checked
@@ -9,7 +10,9 @@ in ``tests/unit/test_served_wire.py``).
 from __future__ import annotations
 
 import http.server
+import json
 import logging
+import socket
 import subprocess
 import sys
 import threading
@@ -26,11 +29,12 @@ from daemon.cpc.beam import Decoder
 from daemon.cpc.lm import Cancelled
 from daemon.cpc.suggestion import BeamParams
 from daemon.worker import SuggestionWorker
-from tests.llm.served_server import LlamaServer
+from tests.llm.served_server import LlamaServer, engines_under_test
 
 pytestmark = pytest.mark.slow
 
 GATE_OFF = BeamParams(confidence_threshold=0.0)
+KEY_GAP_S = 0.1  # between two keystrokes at 10 keys/s
 LONG = BeamParams(max_tokens=64, single_line=False, stop_at_sentence_end=False, continue_min_prob=0.0,
                   confidence_threshold=0.0)
 PROSE = ("Vim is a highly configurable text editor built to make creating and changing any kind of text "
@@ -51,9 +55,14 @@ def server_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("served")
 
 
+@pytest.fixture(scope="module", params=engines_under_test())
+def engine(request) -> str:
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def llama_server(smol_model_path, server_dir) -> Iterator[LlamaServer]:
-    srv = LlamaServer(smol_model_path, server_dir).start()
+def llama_server(smol_model_path, server_dir, engine) -> Iterator[LlamaServer]:
+    srv = LlamaServer(smol_model_path, server_dir, engine=engine).start()
     try:
         yield srv
     finally:
@@ -152,22 +161,33 @@ def test_newest_keystroke_cancels_the_request_in_flight(served):
     assert [t for rid, t, final in results if rid == 2 and final][0]
 
 
-def test_one_kept_alive_connection(served):
-    """An answer read to its end leaves the connection open for the next
-    request; one cut short is replaced in the background, not per request."""
+def test_one_kept_alive_connection(served, engine):
+    """No keystroke pays for a connection: an answer read to its end leaves
+    the connection open for the next request (llama_cpp.server), and one the
+    server closes after its answer anyway (llama-server closes it after every
+    streamed answer) or one cut short is replaced in the background, between
+    keystrokes (``KEY_GAP_S`` apart, a fast typist's pace)."""
+    server = served.server
     served.prefill(PROSE, GATE_OFF)
-    opened = served.server.connects
-    served.prefill(PROSE + "It ", GATE_OFF)
-    served.prefill(PROSE + "It is ", GATE_OFF)
-    assert served.server.connects == opened
-    for text in ("The quick brown fox jumps over the la", "The quick brown fox jumps over the laz"):
+    opened, inline = server.connects, server.inline_connects
+    for text in (PROSE + "It ", PROSE + "It is ", "The quick brown fox jumps over the la",
+                 "The quick brown fox jumps over the laz"):
+        time.sleep(KEY_GAP_S)
         served.complete(text, GATE_OFF)
-    assert served.server.connects <= opened + 2
+    assert server.inline_connects == inline, "a request had to open its own connection"
+    assert server.stale_resends == 0, "a request met a connection the server had closed"
+    assert server.connects - opened <= 4  # at most one per request (each completion above was cut short)
+    if engine == "llama_cpp.server":  # it keeps connections open: an answer read to its end reuses one
+        served.prefill(PROSE + "It was ", GATE_OFF)
+        before = server.connects
+        time.sleep(KEY_GAP_S)
+        served.prefill(PROSE + "It was a ", GATE_OFF)
+        assert server.connects == before
 
 
 def test_fallback_when_the_server_dies_and_return_when_it_answers_again(smol_model_path, smol_lm, server_dir,
-                                                                         caplog):
-    srv = LlamaServer(smol_model_path, server_dir).start()
+                                                                         engine, caplog):
+    srv = LlamaServer(smol_model_path, server_dir, engine=engine).start()
     statuses: list[tuple[str, str]] = []
     completer = ServedCompleter(Server(srv.url))
     route = ServedRoute(completer, Decoder(smol_lm), on_status=lambda s, m: statuses.append((s, m)), retry_s=0.3)
@@ -196,8 +216,8 @@ def test_fallback_when_the_server_dies_and_return_when_it_answers_again(smol_mod
     assert len(said) == 1 and "answers again" in caplog.text
 
 
-def test_wrong_token_is_refused_with_a_clear_error(smol_model_path, server_dir, tmp_path, caplog):
-    srv = LlamaServer(smol_model_path, server_dir, api_key="right-token-4711").start()
+def test_wrong_token_is_refused_with_a_clear_error(smol_model_path, server_dir, engine, tmp_path, caplog):
+    srv = LlamaServer(smol_model_path, server_dir, api_key="right-token-4711", engine=engine).start()
     caplog.set_level(logging.DEBUG)
     try:
         wrong = Server(srv.url, token="wrong-token-0815")
@@ -249,6 +269,13 @@ class _Stub(http.server.BaseHTTPRequestHandler):
         if self.mode == "garbage":
             data = b"data: {this is not json\n\n"
             self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+            return
+        if self.mode == "closes":  # a whole answer, then the connection closed (as llama-server does)
+            data = b"".join(b"data: %s\n\n" % json.dumps({"choices": [{"text": t, "finish_reason": f}]}).encode()
+                            for t, f in ((" lazy", None), (" dog", "length"))) + b"data: [DONE]\n\n"
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+            self.wfile.flush()
+            self.close_connection = True
             return
         self.wfile.flush()
         self.release.wait(30)
@@ -305,6 +332,32 @@ def test_a_hanging_server_never_blocks_typing(stub, smol_lm):
         patient.close()
 
 
+def test_a_connection_closed_under_a_request_is_not_an_error(stub, monkeypatch):
+    """The server closes the kept connection after its answer, and the next
+    request meets the closed connection (the close came after every check):
+    it goes out again, once, on a new connection, and gets its answer."""
+    from daemon.backends.served import client
+
+    url, handler = stub
+    handler.mode = "closes"
+    monkeypatch.setattr(client, "CLOSE_CHECK_S", 60.0)  # no background check in this test
+    completer = ServedCompleter(Server(url))
+    server = completer.server
+    text = "The quick brown fox jumps over the la"
+    try:
+        assert completer.complete(text, GATE_OFF).text == "zy dog"
+        wait_for(lambda: server._conn.sock.recv(1, socket.MSG_PEEK) == b"", 5, "the stub to close its end")
+        with server._lock:
+            server._answered = False  # as if closed after the look before each request
+        assert completer.complete(text, GATE_OFF).text == "zy dog"
+        assert server.stale_resends == 1 and server.connects == 2
+        # the next time, the look before the request sees the closed connection: no resend
+        assert completer.complete(text, GATE_OFF).text == "zy dog"
+        assert server.stale_resends == 1 and server.connects == 3
+    finally:
+        completer.close()
+
+
 def test_a_malformed_answer_switches_to_the_local_model_at_once(stub, smol_lm):
     url, handler = stub
     handler.mode = "garbage"
@@ -327,7 +380,7 @@ def test_nothing_typed_reaches_either_log(llama_server, caplog):
         completer.close()
     assert marker not in caplog.text
     log = llama_server.log()
-    assert "POST /v1/completions" in log, "the server's log should show the requests (and nothing more)"
+    assert llama_server.request_line in log, "the server's log should show the requests (and nothing more)"
     assert "Quetzalcoatl" not in log and "marmalade" not in log
 
 
@@ -348,8 +401,6 @@ def test_runtime_builds_the_served_route_from_the_config(llama_server):
 
 
 def test_complete_and_eval_commands_take_a_server(llama_server, tmp_path):
-    import json
-
     out = subprocess.run([sys.executable, "-m", "daemon", "complete", "--server", llama_server.url, "--json",
                           "--text", "The quick brown fox jumps over the la"],
                          capture_output=True, text=True, timeout=120)
@@ -414,13 +465,13 @@ def test_without_logprobs_there_is_no_gate(llama_server):
     assert s.text and s.signals is None and s.confidence == 1.0 and not s.suppressed
 
 
-def test_tls_is_verified(smol_model_path, server_dir, tmp_path):
+def test_tls_is_verified(smol_model_path, server_dir, engine, tmp_path):
     """A server whose certificate no trusted authority signed is refused; with
     that certificate as ``server_ca_file`` the same server is used."""
     from tests.llm.served_server import self_signed
 
     cert, key = self_signed(tmp_path)
-    srv = LlamaServer(smol_model_path, server_dir, tls=(cert, key)).start()
+    srv = LlamaServer(smol_model_path, server_dir, tls=(cert, key), engine=engine).start()
     try:
         untrusted = Server(srv.url)
         problem = untrusted.probe()

@@ -7,7 +7,12 @@
   close it (HTTP/1.1 has no other way to stop a response, and closing is
   what makes the engine stop generating), so the watcher thread opens the
   next connection right away, in the background, and the next keystroke
-  finds it connected.
+  finds it connected.  A server may also close it after an answer without
+  saying so (llama.cpp's ``llama-server`` closes the connection after every
+  streamed answer while its headers offer keep-alive): after each answer the
+  watcher looks whether the server closed it (the socket turned readable)
+  and reconnects in the background; a request that still meets a connection
+  closed before any answer is sent again, once, on a new one.
 * **Abort.**  :meth:`Server.stream` takes an ``abort`` predicate.  The
   watcher thread polls it every ``POLL_S`` while a request is in flight and,
   when it turns true, shuts the socket down: the read blocked on the
@@ -27,6 +32,7 @@ import http.client
 import json
 import logging
 import pathlib
+import select
 import socket
 import ssl
 import threading
@@ -42,6 +48,8 @@ log = logging.getLogger(__name__)
 POLL_S = 0.004
 #: Connect and read timeout of the socket (a backstop: deadlines are the watcher's).
 SOCKET_TIMEOUT_S = 30.0
+#: How long after an answer the watcher looks whether the server closed the connection.
+CLOSE_CHECK_S = 0.02
 
 
 class ServerError(Exception):
@@ -93,13 +101,19 @@ class Server:
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
         self._conn: Optional[http.client.HTTPConnection] = None
+        # whether the connection has carried a whole answer: a new TLS connection may be readable
+        # before its first request (the server's session tickets), one past an answer only when closed
+        self._answered = False
         self._lock = threading.Lock()  # the connection: one request at a time, or the watcher reconnecting
         self._watch = threading.Condition()
         self._abort: Optional[Callable[[], bool]] = None  # the request in flight's predicate
         self._sock: Optional[socket.socket] = None  # its socket (the watcher shuts it down)
         self._reconnect = False
+        self._check_after: Optional[float] = None  # when to look whether the server closed the connection
         self._closed = False
         self.connects = 0  #: connections opened (tests and benchmarks)
+        self.inline_connects = 0  #: of which a request had to open itself (not in the background)
+        self.stale_resends = 0  #: requests sent again because the kept connection was closed under them
         self._watcher = threading.Thread(target=self._watch_loop, name="ghosttype-server-watch", daemon=True)
         self._watcher.start()
 
@@ -113,8 +127,11 @@ class Server:
             return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=self._ssl)
         return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
 
-    def _connected(self) -> http.client.HTTPConnection:
-        """The kept-alive connection, opened if needed (call with the lock held)."""
+    def _connected(self, inline: bool = False) -> http.client.HTTPConnection:
+        """The kept-alive connection, opened if needed (call with the lock
+        held; ``inline``: for a request, which then waits for it)."""
+        if self._conn is not None and self._conn.sock is not None and self._answered and _peer_closed(self._conn.sock):
+            self._conn.close()
         if self._conn is None or self._conn.sock is None:
             if self._conn is not None:
                 self._conn.close()
@@ -131,7 +148,9 @@ class Server:
             assert conn.sock is not None
             conn.sock.settimeout(SOCKET_TIMEOUT_S)
             self._conn = conn
+            self._answered = False
             self.connects += 1
+            self.inline_connects += inline
         return self._conn
 
     def _drop(self) -> None:
@@ -162,13 +181,7 @@ class Server:
         with self._lock:
             finished = False
             try:
-                conn = self._connected()
-                self._arm(abort, conn.sock)
-                try:
-                    conn.request("POST", self._base + "/v1/completions", payload, self._headers)
-                    resp = conn.getresponse()
-                except (OSError, http.client.HTTPException) as e:
-                    raise self._failure(abort, e) from None
+                resp = self._send(payload, abort)
                 self._check_status(resp)
                 while True:
                     try:
@@ -189,11 +202,38 @@ class Server:
                     if event.done and not event.tokens and line.strip() == b"data: [DONE]":
                         resp.read()  # the end of the chunked body: the connection stays usable
                         finished = not resp.will_close
+                        self._answered = True
                         return
             finally:
                 self._disarm()
                 if not finished:
                     self._drop()
+                else:
+                    with self._watch:  # did the server close it after all?
+                        self._check_after = time.monotonic() + CLOSE_CHECK_S
+                        self._watch.notify_all()
+
+    def _send(self, payload: bytes, abort: Callable[[], bool]) -> http.client.HTTPResponse:
+        """POST ``payload`` and return the answer's headers (lock held).  A kept
+        connection the server closed before answering (no status line came)
+        is replaced and the request sent once more: the server never saw it."""
+        for attempt in (1, 2):
+            kept = self._conn if self._conn is not None and self._conn.sock is not None else None
+            conn = self._connected(inline=True)
+            reused = conn is kept
+            self._arm(abort, conn.sock)
+            try:
+                conn.request("POST", self._base + "/v1/completions", payload, self._headers)
+                return conn.getresponse()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
+                if attempt == 2 or not reused or abort():
+                    raise self._failure(abort, e) from None
+                log.debug("the server had closed the kept connection; sending on a new one")
+                self.stale_resends += 1
+                conn.close()
+            except (OSError, http.client.HTTPException) as e:
+                raise self._failure(abort, e) from None
+        raise AssertionError("unreachable")
 
     def _check_status(self, resp: http.client.HTTPResponse) -> None:
         if resp.status == 200:
@@ -246,7 +286,13 @@ class Server:
         while True:
             with self._watch:
                 while self._abort is None and not self._reconnect and not self._closed:
-                    self._watch.wait()
+                    if self._check_after is None:
+                        self._watch.wait()
+                    elif time.monotonic() < self._check_after:
+                        self._watch.wait(self._check_after - time.monotonic())
+                    else:
+                        self._check_after = None
+                        self._reconnect = True  # _preconnect reconnects only if the server closed it
                 if self._closed:
                     return
                 abort, sock, reconnect = self._abort, self._sock, self._reconnect
@@ -273,7 +319,8 @@ class Server:
             return True
 
     def _preconnect(self) -> None:
-        """Open the next connection while nothing else uses the lock."""
+        """Open the next connection while nothing else uses the lock (a kept
+        one stays, unless the server closed it)."""
         with self._watch:
             self._reconnect = False
         if not self._lock.acquire(blocking=False):
@@ -285,3 +332,14 @@ class Server:
             pass  # the next request reports it
         finally:
             self._lock.release()
+
+
+def _peer_closed(sock: socket.socket) -> bool:
+    """Whether the server closed an idle kept connection: nothing is due on
+    it between answers, so a readable socket (end of stream, a TLS close
+    alert, or stray bytes that make it unusable anyway) is a closed one."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)

@@ -9,9 +9,9 @@
   next connection right away, in the background, and the next keystroke
   finds it connected.  A server may also close it after an answer without
   saying so (llama.cpp's ``llama-server`` closes the connection after every
-  streamed answer while its headers offer keep-alive): after each answer the
-  watcher looks whether the server closed it (the socket turned readable)
-  and reconnects in the background; a request that still meets a connection
+  streamed answer while its headers offer keep-alive): in the 0.3 s after
+  each answer the watcher looks a few times whether the server closed it
+  (the socket turned readable) and reconnects in the background; a request that still meets a connection
   closed before any answer is sent again, once, on a new one.
 * **Abort.**  :meth:`Server.stream` takes an ``abort`` predicate.  The
   watcher thread polls it every ``POLL_S`` while a request is in flight and,
@@ -48,8 +48,9 @@ log = logging.getLogger(__name__)
 POLL_S = 0.004
 #: Connect and read timeout of the socket (a backstop: deadlines are the watcher's).
 SOCKET_TIMEOUT_S = 30.0
-#: How long after an answer the watcher looks whether the server closed the connection.
-CLOSE_CHECK_S = 0.02
+#: When, after an answer, the watcher looks whether the server closed the connection (a busy
+#: server may close it a while after its last byte).
+CLOSE_CHECKS_S = (0.01, 0.03, 0.1, 0.3)
 
 
 class ServerError(Exception):
@@ -109,7 +110,7 @@ class Server:
         self._abort: Optional[Callable[[], bool]] = None  # the request in flight's predicate
         self._sock: Optional[socket.socket] = None  # its socket (the watcher shuts it down)
         self._reconnect = False
-        self._check_after: Optional[float] = None  # when to look whether the server closed the connection
+        self._checks: list[float] = []  # when to look whether the server closed the connection
         self._closed = False
         self.connects = 0  #: connections opened (tests and benchmarks)
         self.inline_connects = 0  #: of which a request had to open itself (not in the background)
@@ -210,7 +211,8 @@ class Server:
                     self._drop()
                 else:
                     with self._watch:  # did the server close it after all?
-                        self._check_after = time.monotonic() + CLOSE_CHECK_S
+                        now = time.monotonic()
+                        self._checks = [now + delay for delay in CLOSE_CHECKS_S]
                         self._watch.notify_all()
 
     def _send(self, payload: bytes, abort: Callable[[], bool]) -> http.client.HTTPResponse:
@@ -286,12 +288,12 @@ class Server:
         while True:
             with self._watch:
                 while self._abort is None and not self._reconnect and not self._closed:
-                    if self._check_after is None:
+                    if not self._checks:
                         self._watch.wait()
-                    elif time.monotonic() < self._check_after:
-                        self._watch.wait(self._check_after - time.monotonic())
+                    elif time.monotonic() < self._checks[0]:
+                        self._watch.wait(self._checks[0] - time.monotonic())
                     else:
-                        self._check_after = None
+                        self._checks.pop(0)
                         self._reconnect = True  # _preconnect reconnects only if the server closed it
                 if self._closed:
                     return

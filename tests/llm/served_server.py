@@ -19,9 +19,9 @@ import http.client
 import importlib.util
 import os
 import pathlib
+import shutil
 import signal
 import socket
-import shutil
 import ssl
 import subprocess
 import sys

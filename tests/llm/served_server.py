@@ -66,10 +66,11 @@ class LlamaServer:
             raise ValueError(f"unknown engine {engine!r}")
         self.engine = engine
         self.binary = llama_server_binary() if engine == "llama-server" else None
-        for module in ("llama_cpp.server", "uvicorn", "fastapi", "sse_starlette") if engine != "llama-server" else ():
-            if importlib.util.find_spec(module.split(".")[0]) is None or (
-                    module == "llama_cpp.server" and importlib.util.find_spec(module) is None):
-                missing(f"{module} (pip install 'llama-cpp-python[server]', part of the test extra)")
+        if self.binary is None:
+            for module in ("llama_cpp.server", "uvicorn", "fastapi", "sse_starlette"):
+                if importlib.util.find_spec(module.split(".")[0]) is None or (
+                        module == "llama_cpp.server" and importlib.util.find_spec(module) is None):
+                    missing(f"{module} (pip install 'llama-cpp-python[server]', part of the test extra)")
         self.model = model
         self.api_key = api_key
         self.port = port or free_port()

@@ -270,18 +270,20 @@ class _Stub(http.server.BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         if self.mode == "garbage":
-            data = b"data: {this is not json\n\n"
-            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+            self._whole_body(b"data: {this is not json\n\n")
             return
         if self.mode == "closes":  # a whole answer, then the connection closed (as llama-server does)
-            data = b"".join(b"data: %s\n\n" % json.dumps({"choices": [{"text": t, "finish_reason": f}]}).encode()
-                            for t, f in ((" lazy", None), (" dog", "length"))) + b"data: [DONE]\n\n"
-            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+            events = [{"choices": [{"text": t, "finish_reason": f}]} for t, f in ((" lazy", None), (" dog", "length"))]
+            self._whole_body(b"".join(b"data: %s\n\n" % json.dumps(e).encode() for e in events) + b"data: [DONE]\n\n")
             self.wfile.flush()
             self.close_connection = True
             return
         self.wfile.flush()
         self.release.wait(30)
+
+    def _whole_body(self, data: bytes) -> None:
+        """``data`` as the one chunk of the chunked body, and its end."""
+        self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
 
 
 @pytest.fixture

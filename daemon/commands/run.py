@@ -23,6 +23,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--config", dest="config_path", metavar="FILE", default=None,
                    help=f"config file (default: {default_config_path()})")
     p.add_argument("--model", default=None, help="model name (smollm2, qwen2.5-coder-0.5b, gemma3-270m) or GGUF path")
+    p.add_argument("--code-model", default=None, metavar="NAME|PATH",
+                   help="model for fields that look like code, e.g. qwen2.5-coder-0.5b (\"\": none)")
     p.add_argument("--strategy", choices=STRATEGIES, default=None, help="decoding strategy (developer flag)")
     p.add_argument("--beam-width", type=int, default=None, help="CPC beam width k (developer flag; default 2)")
     p.add_argument("--confidence-threshold", type=float, default=None,
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     overrides = {
         "model": args.model,
+        "code_model": args.code_model,
         "strategy": args.strategy,
         "beam_width": args.beam_width,
         "confidence_threshold": args.confidence_threshold,

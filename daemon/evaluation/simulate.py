@@ -260,6 +260,13 @@ def user_table(runs: Sequence[UserRun]) -> str:
     return "\n".join(lines)
 
 
+def _routed(decoder: Any) -> Optional[tuple[int, int]]:
+    """(requests to the code model, all requests) of a :class:`~daemon.code_route.CodeRoute`, else None."""
+    if not hasattr(decoder, "code_requests"):
+        return None
+    return decoder.code_requests, decoder.code_requests + decoder.main_requests
+
+
 def simulate_files(
     model_name: str,
     model_path: str,
@@ -271,12 +278,14 @@ def simulate_files(
     out: Callable[[str], None] = print,
     baselines: bool = True,
     served: Any = None,
+    code_model: Optional[tuple[str, str]] = None,
 ) -> dict:
     """Run the simulated user on every file with the configured suggester and,
     with ``baselines``, naive decoding and the field's own words; print a
     table per file and the pooled one; return the JSON object of
     ``--simulate-user --json``.  ``served``: a served model's completer
-    instead of loading ``model_path``."""
+    instead of loading ``model_path``; ``code_model``: (name, path) of a
+    model for the windows that look like code (:mod:`daemon.code_route`)."""
     from daemon.commands.complete import load_lm
     from daemon.cpc.beam import Decoder
     from daemon.evaluation.progress import terminal_progress
@@ -287,12 +296,20 @@ def simulate_files(
     if baselines:
         suggesters += [("naive", "naive"), ("field words", "")]
     report = SimulationReport()
-    lm = load_lm(model_path, n_seq_max=max(8, 2 * params.beam_width + 2)) if served is None else served
+    n_seq_max = max(8, 2 * params.beam_width + 2)
+    lm = load_lm(model_path, n_seq_max=n_seq_max) if served is None else served
+    code_lm = None
     try:
         decoder = served
         if served is None:
             lm.warm_up()
             decoder = Decoder(lm)
+            if code_model is not None:
+                from daemon.code_route import CodeRoute
+
+                code_lm = load_lm(code_model[1], n_seq_max=n_seq_max)
+                code_lm.warm_up()
+                decoder = CodeRoute(decoder, Decoder(code_lm))
         for file_name, raw in files:
             kind = kind_of(file_name)
             text = as_typed(raw, kind)
@@ -302,24 +319,34 @@ def simulate_files(
             for name, strategy in suggesters:
                 if served is None:
                     lm.clear_cache()
+                    if code_lm is not None:
+                        code_lm.clear_cache()
                 config = session_config(params, strategy or "cpc", debounce_ms=None)
                 completer = decoder if strategy else FieldWordCompleter()
+                routed = _routed(decoder)
                 run = simulate_user(completer, config, text[:end], start, key_interval_ms, name=name,
                                     on_key=terminal_progress(f"{file_name} [{name}]"))
+                if strategy and routed is not None:
+                    code, total = (a - b for a, b in zip(_routed(decoder), routed))
+                    out(f"{file_name} [{name}]: {code} of {total} requests to the code model {code_model[0]}")
                 runs.append(run)
                 report.runs.append((file_name, run))
             pace = f"one key every {key_interval_ms:g} ms" if key_interval_ms else "waiting for the daemon before each key"
-            out(f"\n{file_name}  ({kind})  model={model_name}  {end - start} chars from offset {start} (seed {seed})  "
+            models = f"{model_name}, code_model={code_model[0]}" if code_model else model_name
+            out(f"\n{file_name}  ({kind})  model={models}  {end - start} chars from offset {start} (seed {seed})  "
                 f"{pace}  threshold={params.confidence_threshold:g}")
             out(user_table(runs))
     finally:
         lm.close()
+        if code_lm is not None:
+            code_lm.close()
     pooled = report.pooled()
     if len(files) > 1:
-        out(f"\nall files  model={model_name}")
+        out(f"\nall files  model={model_name}" + (f", code_model={code_model[0]}" if code_model else ""))
         out(user_table(list(pooled.values())))
     return {
-        "settings": {"model": model_name, "chars": chars, "seed": seed, "key_interval_ms": key_interval_ms,
+        "settings": {"model": model_name, "code_model": code_model[0] if code_model else "", "chars": chars,
+                     "seed": seed, "key_interval_ms": key_interval_ms,
                      "strategy": main_name, "confidence_threshold": params.confidence_threshold,
                      "max_tokens": params.max_tokens, "context_chars": params.context_chars},
         "runs": [{"file": f, **r.to_json()} for f, r in report.runs],

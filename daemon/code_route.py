@@ -5,9 +5,10 @@ worse: for a simulated user who waits for each suggestion, Qwen2.5-Coder-0.5B
 saved 52% of the keystrokes on this project's code texts where SmolLM2 saved
 44%.  It is also slower per token, so whether it pays depends on the machine
 and the typing pace (README, *Keystrokes saved*: on 2 cores it wins at 5
-keys/s and loses keystrokes at 10).  With
-``code_model`` set, :class:`CodeRoute` is the worker's ``Completer``: each
-request goes to the code model's decoder when the text before the caret
+keys/s and loses keystrokes at 10).
+
+With ``code_model`` set, :class:`CodeRoute` is the worker's ``Completer``:
+each request goes to the code model's decoder when the text before the caret
 looks like code (:func:`looks_like_code`), otherwise to the main model's.
 Each decoder keeps its own prompt cache, so a field that stays code (or
 prose) keeps its cache warm; a misjudged window costs one uncached prompt.
@@ -99,13 +100,6 @@ class CodeRoute:
     def warm_step(self, cancel: Optional[CancelCheck] = None) -> bool:
         step = getattr(self._last, "warm_step", None)
         return bool(step(cancel)) if step is not None else False
-
-    def clear_cache(self) -> None:
-        """Forget both models' cached prompts (benchmarks start each run cold)."""
-        for decoder in (self.main, self.code):
-            clear = getattr(getattr(decoder, "lm", None), "clear_cache", None)
-            if clear is not None:
-                clear()
 
     def close(self) -> None:
         for decoder in (self.main, self.code):

@@ -330,8 +330,6 @@ def run_simulate_user_mode(args: argparse.Namespace) -> int:
     (model_name, model_path), *rest = _one_model(args, params)
     if rest:
         raise UsageError("--simulate-user takes one --model")
-    if args.code_model and args.server:
-        raise UsageError("--code-model runs in ghosttype: give it without --server")
     code_model = (args.code_model, resolve(args.code_model)) if args.code_model else None
     served = open_served(args) if args.server else None
     obj = simulate_files(model_name, model_path, files, _served_params(args, params), chars=chars, seed=args.seed,
@@ -423,6 +421,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--server works with the quality, --replay and --simulate-user modes")
         if args.code_model and not args.simulate_user:
             raise UsageError("--code-model works with --simulate-user")
+        if args.code_model and args.server:
+            raise UsageError("--code-model runs in ghosttype: give it without --server")
         if args.simulate_user:
             return run_simulate_user_mode(args)
         if args.vocab_bench:

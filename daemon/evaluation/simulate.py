@@ -292,6 +292,7 @@ def simulate_files(
     from daemon.evaluation.replay import choose_start, session_config, strategy_name
 
     main_name = strategy_name(params.strategy, params.beam_width)
+    models = f"{model_name}, code_model={code_model[0]}" if code_model else model_name
     suggesters = [(main_name, params.strategy)]
     if baselines:
         suggesters += [("naive", "naive"), ("field words", "")]
@@ -332,7 +333,6 @@ def simulate_files(
                 runs.append(run)
                 report.runs.append((file_name, run))
             pace = f"one key every {key_interval_ms:g} ms" if key_interval_ms else "waiting for the daemon before each key"
-            models = f"{model_name}, code_model={code_model[0]}" if code_model else model_name
             out(f"\n{file_name}  ({kind})  model={models}  {end - start} chars from offset {start} (seed {seed})  "
                 f"{pace}  threshold={params.confidence_threshold:g}")
             out(user_table(runs))
@@ -342,7 +342,7 @@ def simulate_files(
             code_lm.close()
     pooled = report.pooled()
     if len(files) > 1:
-        out(f"\nall files  model={model_name}" + (f", code_model={code_model[0]}" if code_model else ""))
+        out(f"\nall files  model={models}")
         out(user_table(list(pooled.values())))
     return {
         "settings": {"model": model_name, "code_model": code_model[0] if code_model else "", "chars": chars,

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import pathlib
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -20,8 +16,8 @@ from daemon.config import Config
 from daemon.cpc.beam import Decoder
 from daemon.cpc.suggestion import BeamParams
 from daemon.runtime import make_decoder_factory
+from tests.llm.test_eval_cli import ghosttype
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 QWEN = "qwen2.5-coder-0.5b"
 GATE_OFF = BeamParams(confidence_threshold=0.0, max_tokens=4)
 
@@ -98,11 +94,9 @@ def test_eval_simulates_a_user_with_a_code_model(tmp_path):
     source = tmp_path / "tool.py"
     source.write_text(CODE * 3, encoding="utf-8")
     out_json = tmp_path / "u.json"
-    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-    out = subprocess.run([sys.executable, "-m", "daemon", "eval", str(source), "--simulate-user", "--chars", "60",
-                          "--key-interval-ms", "0", "--context-chars", "600", "--no-baselines",
-                          "--code-model", QWEN, "--json", str(out_json)],
-                         input="", capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    out = ghosttype("eval", str(source), "--simulate-user", "--chars", "60", "--key-interval-ms", "0",
+                    "--context-chars", "600", "--no-baselines", "--code-model", QWEN, "--json", str(out_json),
+                    timeout=300)
     assert out.returncode == 0, out.stderr
     obj = json.loads(out_json.read_text(encoding="utf-8"))
     assert obj["settings"]["code_model"] == QWEN
@@ -133,6 +127,5 @@ def test_doctor_checks_the_code_model(tmp_path):
 def test_eval_refuses_a_code_model_it_would_not_use(tmp_path, extra, message):
     source = tmp_path / "tool.py"
     source.write_text(CODE, encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "daemon", "eval", str(source), "--code-model", QWEN, *extra],
-                         input="", capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = ghosttype("eval", str(source), "--code-model", QWEN, *extra)
     assert out.returncode == 2 and message in out.stderr, out.stderr

@@ -416,6 +416,36 @@ def test_typing_through_a_preedit_closes_it_before_the_key_and_shows_the_rest_af
     assert rig.controller.visible == "o world"
 
 
+@pytest.mark.parametrize("key", [BACKSPACE, TAB, ESC])
+def test_a_preedit_the_key_closed_is_closed_again_after_the_answer(rig, key):
+    """A client in IBus's sync mode (GTK 4's module) gets what the engine sends
+    while it handles a key together with the key's answer (ibus-daemon's
+    PostProcessKeyEvent), and applies it before a preedit signal sent earlier
+    that it has not dispatched yet: that suggestion would come back after the
+    key and stay.  The last word on the preedit is therefore said after the
+    answer, where it queues behind anything sent before."""
+    engine, out = rig.engine("gtk4-im:gnome-text-editor")
+    rig.frontend.panel = False  # the preedit is the display
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert out.preedit == "lo world"
+    mark = len(out.events)
+    press(engine, key)
+    events = [e for e in out.events[mark:] if e[0] in ("preedit", "reply")]
+    assert events[:3] == [("preedit", "", False), ("reply", key != BACKSPACE),
+                          ("preedit", "", False)]
+    assert out.preedit == ""
+
+
+def test_a_key_that_leaves_the_preedit_closed_says_nothing_more(rig):
+    engine, out = rig.engine("gtk4-im:gnome-text-editor")
+    rig.frontend.panel = False
+    type_text(engine, "Say hel")
+    mark = len(out.events)
+    press(engine, BACKSPACE)  # nothing shown: nothing to repeat
+    assert [e for e in out.events[mark:] if e[0] == "preedit"] == []
+
+
 def test_typing_through_the_popup_updates_it_only_after_the_key(rig):
     engine, out = rig.engine("wayland")
     type_text(engine, "Say hel")

@@ -33,6 +33,11 @@ Rules worth knowing:
   closed before any key other than a modifier passes through, then drawn
   again after it.  The popup is not part of the application's text and
   stays up.
+* **The last word on the preedit comes after the key.**  A client in IBus's
+  sync mode (GTK 4's module; ibus >= 1.5.28) gets what is sent during a key
+  with its answer (``PostProcessKeyEvent``), ahead of an older preedit signal
+  it has not dispatched yet, which would come back and stay; so a preedit a
+  key closed is closed once more in :meth:`Engine.key_done`.
 * Display (``ibus_display = "auto"``): the preedit only where it is drawn grey
   and stays private, i.e. a GTK3 application through its IBus module that is
   not a browser; the popup everywhere else (GNOME Shell and KWin forward no
@@ -240,6 +245,7 @@ class Engine:
         self._masked = False  #: the field's text is password mask characters
         self._in_key = False  #: a key press is being handled: showing waits for key_done()
         self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
+        self._preedit_in_key = False  #: the preedit changed while the key was handled
         self._lock = threading.Lock()
 
     @property
@@ -293,6 +299,7 @@ class Engine:
         with self._lock:
             self._in_key = True
             self._after_key = None
+            self._preedit_in_key = False
         if self.frontend.focused is not self:
             self.focus_in()  # a client without focus events (no CAP_FOCUS)
         self._sync_surrounding()
@@ -329,8 +336,11 @@ class Engine:
                 return
             self._in_key = False
             text, self._after_key = self._after_key, None
+            changed, self._preedit_in_key = self._preedit_in_key, False
             if text:
                 self._render(text)
+            elif changed and self._shown[1] != "popup":  # see "The last word" above
+                self._draw("preedit", self._shown[0])
 
     def focus_in(self, object_path: str = "", client: Optional[str] = None) -> None:
         if client is not None:
@@ -470,6 +480,8 @@ class Engine:
         self._draw(mode, text)
 
     def _draw(self, mode: str, text: str) -> None:
+        if self._in_key and mode != "popup":
+            self._preedit_in_key = True
         if mode == "popup":
             self.output.update_auxiliary(text, bool(text))
         else:

@@ -102,6 +102,9 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._status: Optional[tuple[str, str]] = None
         #: (generation, focus, caret) of the settled reading for a buffer state
         self._caret_cache: Optional[tuple[int, FocusState, Optional[Rect]]] = None
+        #: Per application, its settled readings without a caret box since its
+        #: last one with a box (see ``field.caret_pending``).
+        self._caret_misses: dict[str, int] = {}
         self._anchor: Optional[FieldAnchor] = None  #: the field state the visible ghost continues
         #: the anchors since the ghost was shown, oldest first: the application
         #: may not have caught up yet with characters typed through it

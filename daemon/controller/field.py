@@ -42,6 +42,11 @@ log = logging.getLogger(__name__)
 #: and the pause between readings.
 SETTLE_S = 0.25
 SETTLE_POLL_S = 0.01
+#: Settled readings without a caret box in a row after which an application
+#: is taken to report none, and how many applications that is remembered for
+#: (see :func:`caret_pending`).
+CARET_MISSES = 3
+MAX_CARET_APPS = 64
 #: Pixels a single-line field must have right of the caret for ghost text
 #: (it is elided to fit inside the field; less than this shows nothing, and
 #: then Tab is not swallowed either).
@@ -110,16 +115,17 @@ class FieldTruth:
             self._worker.cancel()
         self._request()
 
-    def _settle(self, accept: Callable[[FocusState], bool]) -> Optional[FocusState]:
+    def _settle(self, accept: Callable[[FocusState], bool], unreadable: bool = True) -> Optional[FocusState]:
         """Read the focused field until ``accept`` holds, re-reading for at
         most ``SETTLE_S`` while it does not (the application has not caught
         up yet, or the field really changed); the last reading either way.
-        A field without readable text is returned at once."""
+        A field without readable text is returned at once when
+        ``unreadable``, else put to ``accept`` like any other."""
         deadline = self._clock() + SETTLE_S
         previous: Optional[FocusState] = None
         while True:
             state = self._read_focus()
-            if state is None or state.text_before_caret is None or accept(state):
+            if state is None or (unreadable and state.text_before_caret is None) or accept(state):
                 return state
             if state == previous and self._clock() >= deadline:
                 return state
@@ -135,16 +141,31 @@ class FieldTruth:
         with self._lock:
             focus = self._focus
             expected = self.tracker.text
+            caret_misses = dict(self._caret_misses)
             if self._caret_cache is not None and self._caret_cache[0] == generation:
                 return self._caret_cache[1], self._caret_cache[2]
+
+        def settled(s: FocusState) -> bool:
+            if s.text_before_caret is None:
+                # Unreadable where the last reading was readable: a browser
+                # answering nothing for a moment while it handles the key, or
+                # focus really left the field (then this wait is the only one).
+                return s.window_id != focus.window_id
+            return field_agrees(s.text_before_caret, expected) and not caret_pending(s, caret_misses)
+
         fresh = None
         if self._focus_info is not None:
             # Always re-read: the field may have become readable (a browser
             # exposes a page's field a moment after it took focus).
-            fresh = self._settle(lambda s: field_agrees(s.text_before_caret or "", expected))
+            fresh = self._settle(settled, unreadable=focus.text_before_caret is None)
             if fresh is not None:
                 focus = fresh
                 with self._lock:
+                    if fresh.app_id and fresh.text_before_caret and field_agrees(fresh.text_before_caret, expected):
+                        if len(self._caret_misses) >= MAX_CARET_APPS:
+                            self._caret_misses.clear()
+                        misses = self._caret_misses.get(fresh.app_id, 0)
+                        self._caret_misses[fresh.app_id] = 0 if fresh.caret is not None else misses + 1
                     if self.tracker.generation == generation:
                         self._focus = fresh
         if fresh is None and focus.text_before_caret is not None:
@@ -217,3 +238,18 @@ class FieldTruth:
                 self._reset("field-changed")
             else:
                 self._resync(state)
+
+
+def caret_pending(state: FocusState, caret_misses: dict[str, int]) -> bool:
+    """Whether ``state`` is a reading taken before the application laid out
+    the key it just handled: its field has text before the caret but no caret
+    box yet.  Firefox answers a key's new text at once and the characters'
+    boxes only after its next reflow; a ghost shown from that reading would sit
+    at the pointer instead of at the caret.  ``caret_misses`` counts per
+    application the settled readings without a box since its last one with a
+    box: after ``CARET_MISSES`` in a row it is taken to report none (it is
+    not waited for again until it reports one), so such an application costs a
+    few waits, not one per suggestion.  An empty field has no character to
+    measure and is never waited for."""
+    return (state.caret is None and bool(state.text_before_caret)
+            and caret_misses.get(state.app_id, 0) < CARET_MISSES)

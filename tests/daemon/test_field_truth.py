@@ -4,6 +4,7 @@ BackSpace, another browser tab taking focus) and has text after the caret."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 from daemon.capture.events import KeyEvent, Kind
@@ -11,6 +12,7 @@ from daemon.config import Config
 from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
 from daemon.controller.anchor import FieldAnchor
+from daemon.controller.field import CARET_MISSES, caret_pending
 from daemon.frontends.base import FieldLook, FocusState, Rect
 from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink
 
@@ -27,6 +29,14 @@ class SimField:
         self.text = text
         self.caret = len(text)
         self.lag = lag
+        #: Readings after each change that have the new text but no caret box
+        #: yet (a browser before its reflow); None: never a caret box.
+        self.layout_lag: Optional[int] = 0
+        self._unlaid = 0
+        #: Readings after each change with no field at all (an application
+        #: answering nothing for a moment); None: never readable again.
+        self.blank_lag: Optional[int] = 0
+        self._blank = 0
         self._stale: Optional[FocusState] = None
         self._stale_reads = 0
         self.reads = 0
@@ -44,11 +54,19 @@ class SimField:
         if self._stale is not None and self._stale_reads > 0:
             self._stale_reads -= 1
             return self._stale
+        if self.blank_lag is None or self._blank > 0:
+            self._blank -= 1
+            return FocusState(app_id="browser", window_id=7)
+        if self.layout_lag is None or self._unlaid > 0:
+            self._unlaid -= 1
+            return dataclasses.replace(self._state(), caret=None)
         return self._state()
 
     def _changing(self) -> None:
         if self.lag:
             self._stale, self._stale_reads = self._state(), self.lag
+        self._unlaid = self.layout_lag or 0
+        self._blank = self.blank_lag or 0
 
     def insert(self, s: str) -> None:
         self._changing()
@@ -94,6 +112,14 @@ class Rig:
     def answer(self, text: str) -> None:
         self.c.on_result(self.worker.last[0], Suggestion(text, 0.9), True)
 
+    def type_and_answer(self, typed: str, suggestion: str) -> tuple[tuple, int]:
+        """Type, then answer: the last sink event and how many times the field
+        was read to show the answer."""
+        self.type(typed)
+        reads = self.field.reads
+        self.answer(suggestion)
+        return self.sink.events[-1], self.field.reads - reads
+
     def tab(self) -> None:
         if not self.sup.press("tab"):
             self.field.insert("\t")
@@ -108,6 +134,48 @@ def test_a_lagging_field_is_waited_for_and_the_ghost_starts_at_its_settled_caret
     assert (kind, text) == ("show", "ld")
     assert caret == Rect(100 + CHAR_W * 9, 50, 1, 18)  # after "Hello wor", not one character behind
     assert r.c.latencies_ms  # key-to-ghost time was recorded
+
+
+def test_a_caret_box_late_after_the_text_is_waited_for() -> None:
+    # Firefox answers a key's new text at once and its characters' boxes only
+    # after the next reflow: a ghost shown from the first reading would sit at
+    # the pointer, not at the caret.
+    r = Rig(SimField())
+    r.field.layout_lag = 3
+    # three readings without a box, then the one with it
+    assert r.type_and_answer("Hello wor", "ld") == (("show", "ld", Rect(100 + CHAR_W * 9, 50, 1, 18)), 4)
+
+
+def test_an_app_that_reports_no_caret_box_is_waited_for_only_a_few_times() -> None:
+    r = Rig(SimField())
+    r.field.layout_lag = None
+    waited = []
+    for word in ["one ", "two ", "six ", "ten ", "red "]:
+        event, reads = r.type_and_answer(word, "zz")
+        assert event == ("show", "zz", None)  # the frontend places it
+        waited.append(reads > 1)
+    assert waited == [True] * CARET_MISSES + [False] * (5 - CARET_MISSES)
+    # It reports one again (another of its fields): waited for again.
+    r.field.layout_lag = 0
+    r.type_and_answer("a", "zz")
+    r.field.layout_lag = 2
+    assert r.type_and_answer("b", "yz") == (("show", "yz", Rect(100 + CHAR_W * 22, 50, 1, 18)), 3)
+
+
+def test_a_field_unreadable_for_a_moment_is_read_again() -> None:
+    r = Rig(SimField())
+    r.type_and_answer("Hello ", "there")
+    r.field.blank_lag = 3
+    assert r.type_and_answer("wor", "ld") == (("show", "ld", Rect(100 + CHAR_W * 9, 50, 1, 18)), 4)
+
+
+def test_a_field_that_stays_unreadable_is_waited_for_once() -> None:
+    r = Rig(SimField())
+    r.type_and_answer("Hello ", "there")
+    r.field.blank_lag = None  # focus left for something without text
+    _event, reads = r.type_and_answer("wor", "ld")
+    assert r.sink.visible == "" and reads > 1  # the suggestion was for the field focus left
+    assert r.type_and_answer(" x", "yz") == (("show", "yz", None), 1)
 
 
 def test_the_ghost_carries_the_fields_font() -> None:
@@ -224,3 +292,15 @@ def test_accept_word_on_a_changed_field_inserts_nothing_and_asks_for_a_replay() 
     assert r.c.on_suppressed_key("ctrl+right") is False  # the X11 suppressor replays the key
     assert r.inj.typed == [] and r.field.text == ""
     assert r.sink.visible == ""
+
+
+def test_a_field_with_text_but_no_box_is_pending_unless_its_app_reports_none() -> None:
+    box = Rect(1, 2, 1, 18)
+    apps = {"browser": 0, "editor": CARET_MISSES - 1, "terminal": CARET_MISSES}
+    assert caret_pending(FocusState(app_id="browser", text_before_caret="Hi"), apps)
+    assert caret_pending(FocusState(app_id="editor", text_before_caret="Hi"), apps)
+    assert caret_pending(FocusState(app_id="new", text_before_caret="Hi"), apps)  # not known yet
+    assert not caret_pending(FocusState(app_id="browser", text_before_caret="Hi", caret=box), apps)
+    assert not caret_pending(FocusState(app_id="browser", text_before_caret=""), apps)  # nothing to measure
+    assert not caret_pending(FocusState(app_id="browser", text_before_caret=None), apps)
+    assert not caret_pending(FocusState(app_id="terminal", text_before_caret="Hi"), apps)

@@ -50,6 +50,9 @@ class FocusRules:
                 self._focus = state
                 return
             self._focus = state
+            if state.field_id != previous.field_id or state.window_id != previous.window_id:
+                log.debug("focus moved: window %s -> %s, field %s -> %s", previous.window_id, state.window_id,
+                          previous.field_id or "-", state.field_id or "-")
             if self._update_block():
                 return
             if state.text_before_caret is not None and self.tracker.generation == generation:

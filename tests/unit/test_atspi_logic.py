@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from daemon.frontends.overlay.platform.atspi import constants as C
 from daemon.frontends.overlay.platform.atspi.reader import (
+    StallBackoff,
     at_line_end,
     caret_from_extents,
     font_from_attributes,
@@ -140,3 +141,37 @@ def test_font_from_attributes_reads_points_and_pixels() -> None:
 
 def test_browser_no_break_spaces_read_as_spaces() -> None:
     assert normalise_text("a\u00a0b ") == "a b "
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_application_that_timed_out_once_is_asked_again_soon_and_a_hung_one_rarely() -> None:
+    clock = _Clock()
+    stalls = StallBackoff(0.25, 2.0, clock)
+    assert not stalls.stalled("firefox")
+    waits = []
+    for _ in range(6):  # it keeps timing out
+        stalls.timed_out("firefox")
+        start = clock.now
+        while stalls.stalled("firefox"):
+            clock.now += 0.01
+        waits.append(round(clock.now - start, 2))
+    assert waits == [0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
+    stalls.answered("firefox")  # it answers: a later timeout is a new hiccup
+    stalls.timed_out("firefox")
+    assert stalls.stalled("firefox") and not stalls.stalled("chromium")
+    clock.now += 0.26
+    assert not stalls.stalled("firefox")
+
+
+def test_stall_records_stay_bounded() -> None:
+    stalls = StallBackoff(0.25, 2.0, _Clock(), size=4)
+    for i in range(10):
+        stalls.timed_out(f"app{i}")
+    assert len(stalls._wait) <= 4 and stalls.stalled("app9")

@@ -103,8 +103,12 @@ class AtspiFocus:
     #: Chromium builds its page tree only once asked, and a field focused
     #: before ghosttype started sends no event).
     WALK_MISS_TTL_S = 0.3
-    #: How long an application that let a call time out is left alone.
-    STALL_BACKOFF_S = 2.0
+    #: How long an application that let a call time out is left alone: at
+    #: first briefly (a browser busy for a moment answers again soon), doubling
+    #: while it keeps timing out, up to the longest (a hung application must
+    #: not cost every keystroke a call timeout).
+    STALL_BACKOFF_S = 0.25
+    STALL_BACKOFF_MAX_S = 2.0
 
     def __init__(
         self,
@@ -144,7 +148,7 @@ class AtspiFocus:
                 log.warning("AT-SPI focus events unavailable (%s); using tree walks only", exc)
         self._app_names: dict[str, str] = {}
         self._walk_miss: Optional[tuple[int, float]] = None  # (tracker generation, time)
-        self._stalled: dict[str, float] = {}  # bus name -> monotonic time it may be asked again
+        self._stalled = StallBackoff(self.STALL_BACKOFF_S, self.STALL_BACKOFF_MAX_S)
 
     # -- public -------------------------------------------------------------
 
@@ -156,8 +160,11 @@ class AtspiFocus:
         try:
             located = self._locate()
             if located is None:
+                log.debug("AT-SPI: no focused accessible found")
                 return None
-            return self._describe(*located, limit)
+            answer = self._describe(*located, limit)
+            self._stalled.answered(located[0][0])
+            return answer
         except AtspiCallError as exc:
             if exc.timed_out and exc.bus_name:
                 self._mark_stalled(exc.bus_name)
@@ -260,7 +267,8 @@ class AtspiFocus:
         field = self._extents(bus_name, path) if single is not False else None
         caret = self._caret_rect(bus_name, path, offset, text, single, field)
         look = self._look(bus_name, path, offset, single, field, caret)
-        log.debug("AT-SPI focus role=%d app=%s chars=%d caret=%s", role, app_name, len(text), caret is not None)
+        log.debug("AT-SPI focus role=%d app=%s object=%s chars=%d caret=%s", role, app_name, path.rsplit("/", 1)[-1],
+                  len(text), caret is not None)
         return AtspiAnswer(is_password, text, caret, app_name, ref, offset, at_line_end(after), look)
 
     def _text(self, bus_name: str, path: str, start: int, end: int, limit: int) -> str:
@@ -328,18 +336,10 @@ class AtspiFocus:
         return self._bus.call(bus_name, path, ACCESSIBLE, "GetState")[0]
 
     def _mark_stalled(self, bus_name: str) -> None:
-        if len(self._stalled) >= 64:  # bounded; entries are short-lived anyway
-            self._stalled.clear()
-        self._stalled[bus_name] = time.monotonic() + self.STALL_BACKOFF_S
+        self._stalled.timed_out(bus_name)
 
     def _is_stalled(self, bus_name: str) -> bool:
-        until = self._stalled.get(bus_name)
-        if until is None:
-            return False
-        if time.monotonic() < until:
-            return True
-        del self._stalled[bus_name]
-        return False
+        return self._stalled.stalled(bus_name)
 
     def _focused_state(self, ref: ObjectRef) -> Optional[Sequence[int]]:
         """The state words of ``ref`` if it is focused (and alive), else None."""
@@ -421,6 +421,43 @@ class AtspiFocus:
                 self._app_names.clear()
             self._app_names[bus_name] = name
         return name
+
+
+class StallBackoff:
+    """Which applications to leave alone after one of their calls timed out,
+    and until when: ``first`` seconds after a timeout, twice as long after
+    each further timeout in a row, at most ``longest``; an answer starts it
+    over.  (A browser busy for a moment must not lose its field for seconds;
+    a hung application must not cost every keystroke a call timeout.)"""
+
+    def __init__(self, first: float, longest: float, clock=time.monotonic, size: int = 64) -> None:
+        self.first = first
+        self.longest = longest
+        self._clock = clock
+        self._size = size
+        self._until: dict[str, float] = {}  #: bus name -> when it may be asked again
+        self._wait: dict[str, float] = {}  #: bus name -> its last wait, until it answers
+
+    def timed_out(self, name: str) -> None:
+        if len(self._wait) >= self._size:  # bounded: entries go when applications answer
+            self._wait.clear()
+            self._until.clear()
+        wait = min(self.longest, 2 * self._wait[name]) if name in self._wait else self.first
+        self._wait[name] = wait
+        self._until[name] = self._clock() + wait
+
+    def answered(self, name: str) -> None:
+        self._wait.pop(name, None)
+        self._until.pop(name, None)
+
+    def stalled(self, name: str) -> bool:
+        until = self._until.get(name)
+        if until is None:
+            return False
+        if self._clock() < until:
+            return True
+        del self._until[name]
+        return False
 
 
 # -- pure helpers (unit-tested; the caret geometry lives in caret_geometry) ----

@@ -309,6 +309,36 @@ def test_handler_may_disarm_from_its_own_thread(term: Terminal):
         sup.close()
 
 
+def test_another_thread_disarming_while_the_handler_waits_for_it_does_not_stall(term: Terminal):
+    """The controller disarms under its lock (a field event hid the suggestion)
+    while the handler of a swallowed press waits for that lock: the disarm must
+    not wait for the handler, and the handler then has nothing to accept."""
+    sup = x11.X11KeySuppressor(["Tab"], term.display, request_timeout=5.0)
+    lock = threading.Lock()
+    entered = threading.Event()
+    visible = [True]
+
+    def on_key(name: str) -> bool:
+        entered.set()
+        with lock:
+            return False if not visible[0] else None
+
+    try:
+        sup.arm(on_key)
+        with lock:
+            xdotool(term.display, "key", "Tab")
+            assert entered.wait(5)
+            visible[0] = False
+            started = time.monotonic()
+            sup.disarm()
+            waited = time.monotonic() - started
+        assert waited < 1.0, f"disarm waited {waited:.1f} s for a handler blocked on its caller"
+        assert wait_until(lambda: not sup.armed, timeout=5)
+        assert _flushed(term) == "\t"  # nothing to accept: the press was replayed
+    finally:
+        sup.close()
+
+
 def test_press_racing_disarm_is_passed_through(term: Terminal):
     """Fast double Tab: the first press accepts; the second arrives while the
     handler is still accepting (so the server hands it to our grab) and the

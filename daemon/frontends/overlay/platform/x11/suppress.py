@@ -50,7 +50,10 @@ class X11KeySuppressor:
     was requested, are not reported to ``on_key``; they are replayed to the
     focused window (after the grab is gone), so a fast second Tab still inserts
     a tab once the suggestion is gone.  Every ``on_key`` call happens before
-    ``disarm()`` returns; none after.
+    ``disarm()`` returns; none after, except the one already running when
+    another thread disarms: that ``disarm()`` does not wait for it (the
+    handler may be waiting for the disarming thread, e.g. for a lock it
+    holds), and the handler finds nothing left to accept.
 
     No grab outlives this object: ``close()`` ungrabs and closes the
     connection (the server also drops every grab of a closed connection),
@@ -77,6 +80,7 @@ class X11KeySuppressor:
         self._requests: "queue.Queue[tuple[str, object, threading.Event, list]]" = queue.Queue()
         self._wake_r, self._wake_w = os.pipe()
         self._closed = False
+        self._in_handler = threading.Event()  #: ``on_key`` is running on the thread
         self._thread = threading.Thread(target=self._run, name="x11-key-suppressor", daemon=True)
         self._thread.start()
 
@@ -128,6 +132,8 @@ class X11KeySuppressor:
         failure: list[BaseException] = []
         self._requests.put((what, arg, done, failure))
         os.write(self._wake_w, b"x")
+        if what == "disarm" and self._in_handler.is_set():
+            return  # carried out once the running handler returns (see the class docstring)
         if not done.wait(self._timeout):
             log.warning("X11 key suppressor did not answer %s within %.1f s", what, self._timeout)
             return
@@ -252,11 +258,14 @@ class X11KeySuppressor:
             on_key = self._on_key if self._armed else None
             consumed: object = False
             if on_key is not None:
+                self._in_handler.set()
                 try:
                     consumed = on_key(spec.name)
                 except Exception:
                     log.exception("accept-key handler failed")
                     consumed = None
+                finally:
+                    self._in_handler.clear()
             if consumed is False:
                 self._replay(event.detail)
 

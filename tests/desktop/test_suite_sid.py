@@ -22,13 +22,11 @@ SID_KNOWN = {
         "desktop tier's GNOME sessions, with real applications, pass)",
     "tests/e2e/test_ibus_gnome.py::test_gnome_wayland_preedit_and_tab":
         "as above",
-    "tests/e2e/test_ibus_x11.py::test_suggestion_is_preedit_after_the_caret_and_tab_commits_it_once[4]":
-        "ibus 1.5.35, GTK4's IBus module, no panel (preedit display), 1 run in 6, with or without "
-        "IBUS_ENABLE_SYNC_MODE: the engine draws the suggestion for 'x' as preedit, hides it while handling "
-        "BackSpace 55 ms later, yet the app receives the preedit only after the BackSpace and keeps it",
     "tests/e2e/test_real_apps_e2e.py::test_ghost_follows_the_caret_and_never_goes_stale[firefox]":
         "X11 overlay with sid's Firefox ESR: after Ctrl+Right, Tab arrives as a plain key while a ghost is "
-        "armed (not swallowed, nothing accepted); Chromium and mousepad pass the same test",
+        "armed (not swallowed, nothing accepted); Chromium and mousepad pass the same test. Passed 4 runs of 4 "
+        "once a disarm stopped waiting for a running accept handler (which had stalled both for 2 s); listed "
+        "until more runs confirm it",
 }
 
 

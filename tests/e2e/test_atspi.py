@@ -22,7 +22,7 @@ import pytest
 from jeepney import DBusAddress, Properties
 from jeepney.io.blocking import open_dbus_connection
 
-from daemon.frontends.overlay.platform.atspi.reader import AtspiAnswer, AtspiFocus
+from daemon.frontends.overlay.platform.atspi.reader import AtspiAnswer, AtspiFocus, StallBackoff
 from daemon.frontends.overlay.platform.atspi.bus import AtspiCallError, accessibility_bus_address
 from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker
 from daemon.frontends.base import PlatformError
@@ -165,8 +165,9 @@ def test_hung_application_costs_one_timeout_and_recovers(a11y: A11ySession) -> N
         answer = query_until(focus, lambda a: a.text_before_caret == "alive")
         assert answer is not None
         hung_bus = answer.object_ref[0]
-        focus.STALL_BACKOFF_S = 3600.0  # "a while": longer than this test, however slow the machine
-        focus._stalled.clear()  # a slow answer above (a busy machine) must not count as the hang
+        # "a while": longer than this test, however slow the machine; and a
+        # slow answer above (a busy machine) must not count as the hang.
+        focus._stalled = StallBackoff(3600.0, 3600.0)
         calls: list[tuple[str, bool]] = []  # (bus name, timed out)
         send = focus._bus._send
 
@@ -197,8 +198,7 @@ def test_hung_application_costs_one_timeout_and_recovers(a11y: A11ySession) -> N
             focus._bus._send = send
         # Once it answers again (the back-off over), it is read again, and
         # late replies from the stopped app do not confuse later calls.
-        focus.STALL_BACKOFF_S = 0.0
-        focus._stalled.clear()
+        focus._stalled = StallBackoff(0.0, 0.0)
         answer = query_until(focus, lambda a: a.text_before_caret == "alive")
         assert answer is not None and answer.text_before_caret == "alive"
 

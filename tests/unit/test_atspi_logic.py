@@ -174,4 +174,4 @@ def test_stall_records_stay_bounded() -> None:
     stalls = StallBackoff(0.25, 2.0, _Clock(), size=4)
     for i in range(10):
         stalls.timed_out(f"app{i}")
-    assert len(stalls._wait) <= 4 and stalls.stalled("app9")
+    assert len(stalls._stalls) <= 4 and stalls.stalled("app9")

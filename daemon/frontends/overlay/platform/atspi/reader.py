@@ -167,7 +167,7 @@ class AtspiFocus:
             return answer
         except AtspiCallError as exc:
             if exc.timed_out and exc.bus_name:
-                self._mark_stalled(exc.bus_name)
+                self._stalled.timed_out(exc.bus_name)
             log.debug("AT-SPI query failed: %s", exc)
             return None
         except Exception:  # noqa: BLE001 - an odd application must never crash the daemon
@@ -335,21 +335,15 @@ class AtspiFocus:
     def _state(self, bus_name: str, path: str) -> Sequence[int]:
         return self._bus.call(bus_name, path, ACCESSIBLE, "GetState")[0]
 
-    def _mark_stalled(self, bus_name: str) -> None:
-        self._stalled.timed_out(bus_name)
-
-    def _is_stalled(self, bus_name: str) -> bool:
-        return self._stalled.stalled(bus_name)
-
     def _focused_state(self, ref: ObjectRef) -> Optional[Sequence[int]]:
         """The state words of ``ref`` if it is focused (and alive), else None."""
-        if self._is_stalled(ref[0]):
+        if self._stalled.stalled(ref[0]):
             return None
         try:
             words = self._state(*ref)
         except AtspiCallError as exc:
             if exc.timed_out:
-                self._mark_stalled(ref[0])
+                self._stalled.timed_out(ref[0])
             return None
         # A field in a browser tab that is no longer shown keeps its FOCUSED
         # state; it is not where keys go.
@@ -371,13 +365,13 @@ class AtspiFocus:
         for app in apps:
             if time.monotonic() > deadline:
                 return None
-            if self._is_stalled(app[0]):
+            if self._stalled.stalled(app[0]):
                 continue
             try:
                 windows = self._children(*app)
             except AtspiCallError as exc:
                 if exc.timed_out:
-                    self._mark_stalled(app[0])
+                    self._stalled.timed_out(app[0])
                 continue
             for window in windows:
                 try:
@@ -435,29 +429,22 @@ class StallBackoff:
         self.longest = longest
         self._clock = clock
         self._size = size
-        self._until: dict[str, float] = {}  #: bus name -> when it may be asked again
-        self._wait: dict[str, float] = {}  #: bus name -> its last wait, until it answers
+        #: bus name -> (when it may be asked again, its last wait), until it answers
+        self._stalls: dict[str, tuple[float, float]] = {}
 
     def timed_out(self, name: str) -> None:
-        if len(self._wait) >= self._size:  # bounded: entries go when applications answer
-            self._wait.clear()
-            self._until.clear()
-        wait = min(self.longest, 2 * self._wait[name]) if name in self._wait else self.first
-        self._wait[name] = wait
-        self._until[name] = self._clock() + wait
+        if len(self._stalls) >= self._size:  # bounded: entries go when applications answer
+            self._stalls.clear()
+        previous = self._stalls.get(name)
+        wait = min(self.longest, 2 * previous[1]) if previous else self.first
+        self._stalls[name] = (self._clock() + wait, wait)
 
     def answered(self, name: str) -> None:
-        self._wait.pop(name, None)
-        self._until.pop(name, None)
+        self._stalls.pop(name, None)
 
     def stalled(self, name: str) -> bool:
-        until = self._until.get(name)
-        if until is None:
-            return False
-        if self._clock() < until:
-            return True
-        del self._until[name]
-        return False
+        stall = self._stalls.get(name)
+        return stall is not None and self._clock() < stall[0]
 
 
 # -- pure helpers (unit-tested; the caret geometry lives in caret_geometry) ----

@@ -116,12 +116,16 @@ def _cut_to_word_end(text: str, end: int, minimum: int) -> str:
 
 
 def replay(text: str, start: int, records: dict[int, dict], policy: Policy,
-           on_look: Optional[Callable[[int, str], None]] = None) -> UserRun:
+           on_look: Optional[Callable[[int, str], None]] = None,
+           show: Optional[Callable[[int], str]] = None) -> UserRun:
     """The patient simulated user's path from ``start`` to the end of the
     span ``records`` covers, under ``policy`` (see the module docstring).
     ``on_look(pos, outcome)`` hears, for every fresh suggestion the user
     looked at (``pos``: where it was asked for), what the user did with it:
-    ``accept``, ``word``, ``typed`` (right, typed through) or ``wrong``."""
+    ``accept``, ``word``, ``typed`` (right, typed through) or ``wrong``.
+    ``show(pos)``, when given, decides what is shown of the suggestion asked
+    for at ``pos`` instead of ``policy`` (the bounds of
+    :mod:`daemon.evaluation.policy_bounds` see the text ahead)."""
     from daemon.controller import next_word
 
     end = max(records) + 1
@@ -133,7 +137,7 @@ def replay(text: str, start: int, records: dict[int, dict], policy: Policy,
         nonlocal fresh
         if p >= end or not text[:p].strip():
             return ""
-        shown = shown_text(records[p], text[:p], policy)
+        shown = show(p) if show is not None else shown_text(records[p], text[:p], policy)
         fresh = p if shown else None
         return shown
 

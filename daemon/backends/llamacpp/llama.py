@@ -1,6 +1,8 @@
 """The llama.cpp backend: a :class:`daemon.cpc.lm.TokenLM` over the C API.
 
-This is the only module of ghosttype that imports ``llama_cpp``.  It uses the
+This module and :mod:`daemon.backends.llamacpp.weights` (which loads the
+model file, converted once where that makes it faster) are the only ones of
+ghosttype that import ``llama_cpp``.  It uses the
 low-level bindings rather than ``llama_cpp.Llama`` because the decoder needs
 what that class hides: several sequences in one context sharing their common
 prefix in a *unified* KV cache, every beam of a step decoded in one
@@ -37,6 +39,7 @@ import llama_cpp
 import numpy as np
 
 from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
+from daemon.backends.llamacpp import weights
 from daemon.backends.llamacpp.models import ModelLoadError, check_gguf
 from daemon.backends.llamacpp.slots import CapacityError, SlotTable, schedule
 from daemon.backends.llamacpp.threads import BatchThreads
@@ -112,6 +115,9 @@ class LlamaLM:
     cancel checks: at ~4 ms per token on SmolLM2 (2 cores), 64 tokens is
     ~0.25 s.  ``flash_attn`` is off by default: on CPU it makes results depend
     more on how tokens were split into batches (see DESIGN, numerics).
+    ``convert_weights``: a Q4_1 model is loaded from its Q8_0 conversion
+    (made once in the model cache; :mod:`daemon.backends.llamacpp.weights`),
+    ``weights_path`` says which file was loaded.
 
     Threads: by default every decode asks
     :class:`daemon.backends.llamacpp.threads.BatchThreads`: batches get ``n_threads`` plus
@@ -136,6 +142,7 @@ class LlamaLM:
         flash_attn: bool = False,
         rows_cache_bytes: int = _ROWS_CACHE_BYTES,
         batch_threads: Union[None, int, Callable[[], int]] = None,
+        convert_weights: bool = True,
     ) -> None:
         if n_ctx < 8:
             raise ValueError(f"n_ctx must be at least 8, got {n_ctx}")
@@ -151,14 +158,7 @@ class LlamaLM:
         self.model_path = pathlib.Path(model_path)
         check_gguf(self.model_path)
         _init_backend()
-
-        mparams = llama_cpp.llama_model_default_params()
-        mparams.n_gpu_layers = 0
-        model = llama_cpp.llama_model_load_from_file(str(self.model_path).encode(), mparams)
-        if not model:
-            raise ModelLoadError(
-                f"llama.cpp could not load {self.model_path} (corrupt, truncated or unsupported GGUF)"
-            )
+        model, self.weights_path = weights.load(self.model_path, convert=convert_weights)
         self._model = model
         try:
             threads = n_threads if n_threads and n_threads > 0 else default_threads()
@@ -221,8 +221,10 @@ class LlamaLM:
             self.close()
             raise
         log.info(
-            "loaded model %s: n_vocab=%d n_ctx=%d n_seq_max=%d threads=%d (batches: %s) bos=%s",
-            self.model_path.name, self._n_vocab, n_ctx, n_seq_max, threads,
+            "loaded model %s%s: n_vocab=%d n_ctx=%d n_seq_max=%d threads=%d (batches: %s) bos=%s",
+            self.model_path.name,
+            f" (from {self.weights_path.name})" if self.weights_path != self.model_path else "",
+            self._n_vocab, n_ctx, n_seq_max, threads,
             batch_threads if isinstance(batch_threads, int) else "by load",
             bool(self._prefix),
         )

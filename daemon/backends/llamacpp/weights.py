@@ -1,0 +1,123 @@
+"""Loading a model's weights, converted once to a format llama.cpp computes fast.
+
+The default model's package ships SmolLM2 as Q4_1, a format for which
+llama.cpp's CPU backend has only its slow, generic kernels on x86.  Converted
+to Q8_0 (llama.cpp's own quantizer, about a second, once per machine) the
+same model reads a prompt two to three times faster and decodes a token
+faster, and it suggests the same: Q8_0 holds every Q4_1 weight to within
+1/254 of the largest one in its block of 32, a fraction of Q4_1's own step
+(README, *Benchmarks*, *Resources*).  Other formats are loaded as they are:
+converting the Q4_K_M models gave no faster decoding, and converting down to
+Q4_0 cost suggestions.
+
+:func:`load` loads a GGUF file.  A Q4_1 file is converted into the model
+cache the first time (written under a temporary name and renamed, so a crash
+or a second process never leaves half a file), and the converted file is
+loaded from then on.  Anything that goes wrong on the way (a cache that
+cannot be written, a full disk, a converted file that does not load) leaves
+the original file in use, with a warning in the log.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import hashlib
+import logging
+import os
+import pathlib
+import tempfile
+from typing import Optional
+
+import llama_cpp
+
+from daemon.backends.llamacpp.models import ModelLoadError, cache_dir
+
+log = logging.getLogger(__name__)
+
+#: File types converted on load, and what to: measured per type (see the module docstring).
+CONVERSIONS = {llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_1: (llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0, "q8_0")}
+
+
+def converted_path(source: pathlib.Path, directory: pathlib.Path, suffix: str) -> pathlib.Path:
+    """Where the conversion of ``source`` lives: named after the file, its
+    size and modification time, so a changed model gets a new one."""
+    st = source.stat()
+    key = hashlib.sha256(f"{source.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:12]
+    return directory / f"{source.stem}.{key}.{suffix}.gguf"
+
+
+def file_type(model) -> Optional[int]:
+    """The loaded model's ``general.file_type`` (a ``LLAMA_FTYPE_*``), if it says."""
+    buf = ctypes.create_string_buffer(32)
+    if llama_cpp.llama_model_meta_val_str(model, b"general.file_type", buf, len(buf)) < 0:
+        return None
+    try:
+        return int(buf.value.decode())
+    except ValueError:
+        return None
+
+
+def _load_file(path: pathlib.Path):
+    params = llama_cpp.llama_model_default_params()
+    params.n_gpu_layers = 0
+    return llama_cpp.llama_model_load_from_file(str(path).encode(), params) or None
+
+
+def _convert(source: pathlib.Path, target: pathlib.Path, ftype: int, suffix: str) -> bool:
+    """Write ``source`` converted to ``ftype`` as ``target``; False (logged) when it cannot."""
+    tmp: Optional[pathlib.Path] = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        tmp = pathlib.Path(name)
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.ftype = ftype
+        params.allow_requantize = True
+        params.nthread = os.cpu_count() or 1
+        if llama_cpp.llama_model_quantize(str(source).encode(), str(tmp).encode(), ctypes.byref(params)) != 0:
+            log.warning("could not convert %s for faster loading: llama.cpp's quantizer failed", source.name)
+            return False
+        os.replace(tmp, target)
+    except OSError as exc:
+        log.warning("could not convert %s for faster loading into %s: %s", source.name, target.parent,
+                    exc.strerror or exc)
+        return False
+    finally:
+        if tmp is not None and tmp.exists():
+            tmp.unlink()
+    for stale in target.parent.glob(f"{glob.escape(source.stem)}.*.{suffix}.gguf"):
+        if stale != target:  # an earlier version of the same model's conversion
+            stale.unlink(missing_ok=True)
+    return True
+
+
+def load(path: pathlib.Path, convert: bool = True, directory: Optional[pathlib.Path] = None):
+    """``(model, file)``: the llama.cpp model of ``path`` and the file it was
+    loaded from (its conversion, with ``convert``, where one applies)."""
+    directory = directory if directory is not None else cache_dir()
+    if convert:
+        for _ftype, suffix in CONVERSIONS.values():
+            done = converted_path(path, directory, suffix)
+            if done.is_file():
+                model = _load_file(done)
+                if model is not None:
+                    return model, done
+                log.warning("the converted model %s does not load: converting again", done)
+                done.unlink(missing_ok=True)
+    model = _load_file(path)
+    if model is None:
+        raise ModelLoadError(f"llama.cpp could not load {path} (corrupt, truncated or unsupported GGUF)")
+    conversion = CONVERSIONS.get(file_type(model)) if convert else None
+    if conversion is not None:
+        target = converted_path(path, directory, conversion[1])
+        log.info("converting %s to %s once, for faster suggestions (%s)", path.name, conversion[1].upper(), target)
+        if _convert(path, target, *conversion):
+            fast = _load_file(target)
+            if fast is not None:
+                llama_cpp.llama_model_free(model)
+                return fast, target
+            log.warning("the converted model %s does not load: using %s", target, path.name)
+            target.unlink(missing_ok=True)
+    return model, path

@@ -15,19 +15,11 @@ from tests.desktop.conftest import ARTIFACTS, Sid
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(7200)]
 SUITE_TIMEOUT = 3600
 
-#: Tests that fail on Debian sid only, with what was seen (both pass on Debian 12).
-SID_KNOWN = {
-    "tests/e2e/test_ibus_gnome.py::test_gnome_wayland_auto_display_uses_the_popup_and_tab_commits":
-        "GNOME Shell 51: the keys Mutter's RemoteDesktop types never reach the test's own GTK3 window (the "
-        "desktop tier's GNOME sessions, with real applications, pass)",
-    "tests/e2e/test_ibus_gnome.py::test_gnome_wayland_preedit_and_tab":
-        "as above",
-    "tests/e2e/test_real_apps_e2e.py::test_ghost_follows_the_caret_and_never_goes_stale[firefox]":
-        "X11 overlay with sid's Firefox ESR: after Ctrl+Right, Tab arrives as a plain key while a ghost is "
-        "armed (not swallowed, nothing accepted); Chromium and mousepad pass the same test. Passed 4 runs of 4 "
-        "once a disarm stopped waiting for a running accept handler (which had stalled both for 2 s); listed "
-        "until more runs confirm it",
-}
+#: Tests that fail on Debian sid only, with what was seen (both pass on Debian 12). None at present:
+#: the GNOME Shell end-to-end tests' own window got no keys on GNOME Shell 51 until they waited out its
+#: start-up overview and welcome tour (tests/e2e/gnome_session.py), and the X11 overlay's Tab after
+#: Ctrl+Right in sid's Firefox ESR passes since a disarm stopped waiting for a running accept handler.
+SID_KNOWN: dict[str, str] = {}
 
 
 def test_ci_run_passes_inside_debian_sid(sid):

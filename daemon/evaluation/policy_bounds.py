@@ -102,16 +102,15 @@ def piece_features(record: dict, start: int, ends: Sequence[int]) -> np.ndarray:
     log_conf = math.log(max(1e-6, record["confidence"]))
     rows, so_far, t, prev = [], 0.0, 0, start
     for j, end in enumerate(ends):
-        logprobs = []
+        own = []  #: the tokens that end in this word
         while t < len(tokens) and tokens[t][0] <= end:
-            logprobs.append(tokens[t][1])
+            own.append(tokens[t][1])
             t += 1
-        if not logprobs and t < len(tokens):  # one token spans this word and the next
-            logprobs = [tokens[t][1]]
-        so_far += sum(logprobs)
+        so_far += sum(own)
+        # a word inside one token that spans it and the next takes that token's log-probability
+        logprobs = own or ([tokens[t][1]] if t < len(tokens) else [0.0])
         piece = text[prev:end]
-        rows.append([1.0, log_conf, max(-20.0, so_far), max(-20.0, sum(logprobs)),
-                     max(-20.0, min(logprobs, default=0.0)),
+        rows.append([1.0, log_conf, max(-20.0, so_far), max(-20.0, sum(logprobs)), max(-20.0, min(logprobs)),
                      math.log1p(j), 0.0 if _WORD_CHAR.search(piece) else 1.0, math.log1p(len(piece.strip())),
                      1.0 if end >= len(text) else 0.0, 1.0 if piece[:1].isspace() else 0.0])
         prev = end
@@ -125,10 +124,9 @@ def length_examples(runs: Sequence[dict]) -> tuple[np.ndarray, np.ndarray]:
     for run in runs:
         for pos, record in run["records"].items():
             text, ahead = record["text"], run["text"][pos:]
-            first = _first_word_end(text)
-            if not text or right_word_end(text, ahead) < first:
+            first, right = _first_word_end(text), right_word_end(text, ahead)
+            if not text or right < first:
                 continue
-            right = right_word_end(text, ahead)
             ends = piece_ends(text, first)
             for row, end in zip(piece_features(record, first, ends), ends):
                 xs.append(row)

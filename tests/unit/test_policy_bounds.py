@@ -68,6 +68,11 @@ def test_word_features_take_each_words_own_tokens():
     assert rows[:, col["logprob_so_far"]] == pytest.approx(np.cumsum([math.log(0.9), math.log(0.5), math.log(0.25)]))
     assert rows[:, col["last_piece"]].tolist() == [0.0, 0.0, 1.0]
     assert rows[0, col["log_confidence"]] == pytest.approx(math.log(0.5))
+    # one token spanning two words: the first takes its log-probability, the sum counts it once
+    spanning = {**record, "tail": [[15, math.log(0.4)]]}
+    rows = pb.piece_features(spanning, first, [8, 15])
+    assert rows[:, col["word_logprob"]] == pytest.approx([math.log(0.4), math.log(0.4)])
+    assert rows[:, col["logprob_so_far"]] == pytest.approx([0.0, math.log(0.4)])
 
 
 def test_length_examples_stop_at_the_first_wrong_word_and_skip_a_wrong_first_word():

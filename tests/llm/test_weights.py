@@ -7,7 +7,6 @@ import os
 
 import llama_cpp
 import numpy as np
-import pytest
 
 from daemon.backends.llamacpp import weights
 from daemon.backends.llamacpp.llama import LlamaLM

@@ -8,7 +8,7 @@ import os
 import llama_cpp
 import numpy as np
 
-from daemon.backends.llamacpp import weights
+from daemon.backends.llamacpp import models, weights
 from daemon.backends.llamacpp.llama import LlamaLM
 
 Q4_1, Q8_0 = llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_1, llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0
@@ -35,7 +35,7 @@ def test_the_q4_1_package_file_is_converted_once_and_then_loaded_from_the_cache(
 
 
 def test_the_conversion_predicts_what_the_original_predicts(smol_model_path, tmp_path, monkeypatch):
-    monkeypatch.setattr(weights, "cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(models, "cache_dir", lambda: tmp_path)
     with LlamaLM(str(smol_model_path), n_seq_max=2) as fast, \
             LlamaLM(str(smol_model_path), n_seq_max=2, convert_weights=False) as original:
         assert fast.weights_path.parent == tmp_path and original.weights_path == smol_model_path
@@ -52,6 +52,11 @@ def test_a_damaged_conversion_is_made_again(smol_model_path, tmp_path):
     target.write_bytes(b"GGUF" + bytes(4096))  # truncated: llama.cpp refuses it
     used, ftype = loaded(smol_model_path, tmp_path)
     assert (used, ftype) == (target, Q8_0) and target.stat().st_size > 1_000_000
+
+
+def test_without_a_directory_the_conversion_goes_to_the_model_cache(smol_model_path, private_model_cache):
+    used, _ = loaded(smol_model_path, None)
+    assert used.parent == private_model_cache  # the suite's own cache, not the user's
 
 
 def test_a_cache_that_cannot_be_written_leaves_the_original_in_use(smol_model_path, tmp_path):

@@ -33,7 +33,8 @@ from typing import Optional
 
 import llama_cpp
 
-from daemon.backends.llamacpp.models import ModelLoadError, cache_dir
+from daemon.backends.llamacpp import models
+from daemon.backends.llamacpp.models import ModelLoadError
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def _convert(source: pathlib.Path, target: pathlib.Path, ftype: int, suffix: str
 def load(path: pathlib.Path, convert: bool = True, directory: Optional[pathlib.Path] = None):
     """``(model, file)``: the llama.cpp model of ``path`` and the file it was
     loaded from (its conversion, with ``convert``, where one applies)."""
-    directory = directory if directory is not None else cache_dir()
+    directory = directory if directory is not None else models.cache_dir()
     if convert:
         for _ftype, suffix in CONVERSIONS.values():
             done = converted_path(path, directory, suffix)

@@ -7,10 +7,12 @@ failure that says nothing about the code.  A test that wants a deadline sets
 one explicitly with ``@settings(deadline=...)``.
 
 The model cache: split models (Qwen2.5-Coder, Gemma 3) are assembled into
-``daemon.backends.llamacpp.models.cache_dir()``, 740 MB.  The suite points it at a
-directory of its own, removed at the end, so a run leaves nothing in the
+``daemon.backends.llamacpp.models.cache_dir()``, 740 MB, and the default
+model's Q8_0 conversion is kept there.  The suite points it at a directory of
+its own, removed at the end, in this process and (``GHOSTTYPE_MODEL_CACHE``)
+in the ``ghosttype`` processes the tests start, so a run leaves nothing in the
 user's cache and never trusts an assembly an earlier run (or the user) left.
-Only that function is redirected, not ``XDG_CACHE_HOME``: pip's wheel cache,
+Only the model cache is redirected, not ``XDG_CACHE_HOME``: pip's wheel cache,
 which the packaging test reuses, stays where it is.
 """
 
@@ -36,6 +38,7 @@ def private_model_cache() -> Iterator[pathlib.Path]:
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(models, "cache_dir", lambda: path)
+            mp.setenv(models.CACHE_ENV, str(path))
             yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)

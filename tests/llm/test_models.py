@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import subprocess
 import sys
 
 import pytest
@@ -171,3 +172,18 @@ def test_a_corrupted_package_file_is_refused(name, corrupt, tmp_path, monkeypatc
         resolve_model(name, target_dir=cache)
     assert "pip install --force-reinstall" in str(info.value) and "\n" not in str(info.value)
     assert not cache.exists() or list(cache.iterdir()) == []
+
+
+def _cache_dir_in_a_new_process(env: dict) -> str:
+    code = "from daemon.backends.llamacpp.models import cache_dir; print(cache_dir())"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                          check=True, timeout=60).stdout.strip()
+
+
+def test_the_model_cache_follows_ghosttype_model_cache(private_model_cache, tmp_path):
+    """The ghosttype processes a test starts use the suite's cache too (the variable is inherited)."""
+    assert _cache_dir_in_a_new_process(dict(os.environ)) == str(private_model_cache)
+    assert _cache_dir_in_a_new_process({**os.environ, models.CACHE_ENV: str(tmp_path)}) == str(tmp_path)
+    default = {k: v for k, v in os.environ.items() if k != models.CACHE_ENV}
+    assert _cache_dir_in_a_new_process(default).endswith(os.path.join("ghosttype", "models"))

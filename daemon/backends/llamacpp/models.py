@@ -142,8 +142,16 @@ def _missing_error(spec: ModelSpec) -> ModelLoadError:
     )
 
 
+#: Overrides where models are assembled and converted (the test suite points it at a folder of its own).
+CACHE_ENV = "GHOSTTYPE_MODEL_CACHE"
+
+
 def cache_dir() -> pathlib.Path:
-    """Directory where split models are assembled (platform user cache)."""
+    """Directory where split models are assembled and the default model's
+    conversion is kept (platform user cache, or ``$GHOSTTYPE_MODEL_CACHE``)."""
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        return pathlib.Path(override).expanduser()
     import platformdirs
 
     return pathlib.Path(platformdirs.user_cache_dir("ghosttype", appauthor=False)) / "models"

@@ -39,7 +39,8 @@ from daemon.cpc.suggestion import BeamParams
 from daemon.evaluation.confidence_fit import fit_logistic
 from daemon.evaluation.simulate import UserRun
 from daemon.evaluation.user_policy import (
-    MAX_WRONG_PER_100, Policy, _first_word_end, confidence, evaluate, load, replay, shown_text,
+    MAX_WRONG_PER_100, Policy, _first_word_end, best_policy, confidence, evaluate, load, most_saved, replay,
+    shown_text,
 )
 
 #: A word of a suggestion: what Ctrl+Right takes (spaces before it, then letters or punctuation).
@@ -182,12 +183,6 @@ def learned_run(runs: Sequence[dict], beta: np.ndarray, threshold: float, tau: f
     return _replay_all(runs, show_for)
 
 
-def _best(scored: Sequence[tuple[UserRun, object]]) -> tuple[UserRun, object]:
-    ok = [s for s in scored if s[0].wrong_per_100 <= MAX_WRONG_PER_100]
-    ok = ok or [min(scored, key=lambda s: s[0].wrong_per_100)]
-    return max(ok, key=lambda s: s[0].saved)
-
-
 def held_out(runs: Sequence[dict], out=print) -> tuple[UserRun, UserRun]:
     """Leave one text out: the shipped rule's (threshold, continue_min) and the
     learned rule's (threshold, tau) chosen on the other texts for at most
@@ -195,11 +190,10 @@ def held_out(runs: Sequence[dict], out=print) -> tuple[UserRun, UserRun]:
     shipped_total, learned_total = UserRun(name="shipped rule"), UserRun(name="learned length")
     for i, held in enumerate(runs):
         others = [r for j, r in enumerate(runs) if j != i]
-        _, policy = _best([(evaluate(others, Policy(t, c)), Policy(t, c))
-                           for t, c in itertools.product(GRID_THRESHOLDS, GRID_CONTINUE)])
+        policy, _ = best_policy(others, [Policy(t, c) for t, c in itertools.product(GRID_THRESHOLDS, GRID_CONTINUE)])
         beta = fit_logistic(*length_examples(others))
-        _, (t, tau) = _best([(learned_run(others, beta, t, tau), (t, tau))
-                             for t, tau in itertools.product(GRID_THRESHOLDS, GRID_TAU)])
+        _, (t, tau) = most_saved([(learned_run(others, beta, t, tau), (t, tau))
+                                  for t, tau in itertools.product(GRID_THRESHOLDS, GRID_TAU)])
         shipped, learned = evaluate([held], policy), learned_run([held], beta, t, tau)
         shipped_total.add(shipped)
         learned_total.add(learned)

@@ -40,12 +40,13 @@ import pathlib
 import re
 import sys
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence, TypeVar
 
 from daemon.evaluation.replay import choose_start
 from daemon.evaluation.simulate import MIN_WORD_ACCEPT, UserRun, as_typed, kind_of
 
 _WORD_CHAR = re.compile(r"\w")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -284,10 +285,15 @@ def best_policy(runs: Sequence[dict], candidates: Sequence[Policy], max_wrong: f
                 ) -> tuple[Policy, UserRun]:
     """The candidate that saves the most keystrokes on ``runs`` with at most
     ``max_wrong`` wrong suggestions seen per 100 keystrokes."""
-    scored = [(evaluate(runs, p), p) for p in candidates]
-    ok = [(r, p) for r, p in scored if r.wrong_per_100 <= max_wrong] or [min(scored, key=lambda rp: rp[0].wrong_per_100)]
-    run, policy = max(ok, key=lambda rp: rp[0].saved)
+    run, policy = most_saved([(evaluate(runs, p), p) for p in candidates], max_wrong)
     return policy, run
+
+
+def most_saved(scored: Sequence[tuple[UserRun, T]], max_wrong: float = MAX_WRONG_PER_100) -> tuple[UserRun, T]:
+    """Of ``(run, rule)`` pairs, the one that saved the most keystrokes with at
+    most ``max_wrong`` wrong suggestions per 100 (the fewest wrong if none did)."""
+    ok = [(r, p) for r, p in scored if r.wrong_per_100 <= max_wrong] or [min(scored, key=lambda rp: rp[0].wrong_per_100)]
+    return max(ok, key=lambda rp: rp[0].saved)
 
 
 def frontier(runs: Sequence[dict], candidates: Sequence[Policy]) -> list[tuple[UserRun, Policy]]:

@@ -29,23 +29,20 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import re
 import sys
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from daemon.controller import next_word
 from daemon.cpc.suggestion import BeamParams
 from daemon.evaluation.confidence_fit import fit_logistic
 from daemon.evaluation.simulate import UserRun
 from daemon.evaluation.user_policy import (
-    MAX_WRONG_PER_100, Policy, _first_word_end, best_policy, confidence, evaluate, load, most_saved, replay,
-    shown_text,
+    _WORD_CHAR, MAX_WRONG_PER_100, Policy, _first_word_end, best_policy, confidence, evaluate, load, most_saved,
+    replay, shown_text,
 )
 
-#: A word of a suggestion: what Ctrl+Right takes (spaces before it, then letters or punctuation).
-_PIECE = re.compile(r"\s*(?:\w+|[^\w\s]+)")
-_WORD_CHAR = re.compile(r"\w")
 GRID_THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75)
 GRID_CONTINUE = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
 GRID_TAU = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -56,15 +53,14 @@ FEATURE_NAMES = ("intercept", "log_confidence", "logprob_so_far", "word_logprob"
 def right_word_end(suggestion: str, ahead: str) -> int:
     """Length of the longest beginning of ``suggestion`` that the text
     ``ahead`` continues with and that ends where a word of the text ends."""
-    n = 0
-    while n < min(len(suggestion), len(ahead)) and suggestion[n] == ahead[n]:
-        n += 1
+    n = right_chars(suggestion, ahead)
     while n > 0 and n < len(ahead) and _WORD_CHAR.match(suggestion[n - 1]) and _WORD_CHAR.match(ahead[n]):
         n -= 1
     return n
 
 
 def right_chars(suggestion: str, ahead: str) -> int:
+    """Length of the longest beginning of ``suggestion`` that ``ahead`` begins with."""
     n = 0
     while n < min(len(suggestion), len(ahead)) and suggestion[n] == ahead[n]:
         n += 1
@@ -89,11 +85,11 @@ def foresight(record: dict, before: str, ahead: str, policy: Policy, gate: bool,
 
 
 def piece_ends(text: str, start: int) -> list[int]:
-    """Where each word of ``text`` after ``start`` ends."""
+    """Where each word of ``text`` after ``start`` ends (what Ctrl+Right would take, one after another)."""
     ends, i = [], start
-    while (m := _PIECE.match(text, i)) is not None and m.end() > i:
-        ends.append(m.end())
-        i = m.end()
+    while text[i:].strip():
+        i += len(next_word(text[i:]))
+        ends.append(i)
     return ends
 
 
@@ -137,13 +133,12 @@ def length_examples(runs: Sequence[dict]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs).reshape(len(xs), len(FEATURE_NAMES)), np.array(ys)
 
 
-def learned_cut(record: dict, probabilities: Sequence[float], tau: float) -> str:
-    """The suggestion up to the last word at which the product of
-    ``probabilities`` (one per word after the first) is still >= ``tau``."""
-    text = record["text"]
-    first = _first_word_end(text)
+def learned_cut(text: str, first: int, ends: Sequence[int], probabilities: Sequence[float], tau: float) -> str:
+    """``text`` up to the last word end in ``ends`` at which the product of
+    ``probabilities`` (one per word after the first, which ends at ``first``
+    and is always kept) is still >= ``tau``."""
     keep, joint = first, 1.0
-    for end, p in zip(piece_ends(text, first), probabilities):
+    for end, p in zip(ends, probabilities):
         joint *= p
         if joint < tau:
             break
@@ -177,8 +172,9 @@ def learned_run(runs: Sequence[dict], beta: np.ndarray, threshold: float, tau: f
             if not text or c < threshold or c <= 0.0:
                 return ""
             first = _first_word_end(text)
-            rows = piece_features(record, first, piece_ends(text, first))
-            return learned_cut(record, 1.0 / (1.0 + np.exp(-(rows @ beta))), tau)
+            ends = piece_ends(text, first)
+            rows = piece_features(record, first, ends)
+            return learned_cut(text, first, ends, 1.0 / (1.0 + np.exp(-(rows @ beta))), tau)
         return show
     return _replay_all(runs, show_for)
 

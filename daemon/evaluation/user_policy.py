@@ -102,8 +102,10 @@ def shown_text(record: dict, before: str, policy: Policy) -> str:
 
 
 def _first_word_end(text: str) -> int:
-    m = re.match(r"\s*(?:\w+|[^\w\s]+)", text)
-    return m.end() if m else len(text)
+    """Where the suggestion's first word ends: what Ctrl+Right takes."""
+    from daemon.controller import next_word
+
+    return len(next_word(text))
 
 
 def _cut_to_word_end(text: str, end: int, minimum: int) -> str:

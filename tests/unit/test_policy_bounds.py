@@ -49,10 +49,11 @@ def test_foresight_gate_hides_exactly_the_wrong_suggestions():
 
 
 def test_the_learned_cut_keeps_words_while_their_joint_probability_holds():
-    record = {"text": "tor that allows users", "confidence": 0.8, "tail": []}
-    assert pb.learned_cut(record, [0.9, 0.5, 0.9], 0.45) == "tor that allows"
-    assert pb.learned_cut(record, [0.9, 0.5, 0.9], 0.46) == "tor that"
-    assert pb.learned_cut(record, [0.4, 1.0, 1.0], 0.5) == "tor"  # the first word always stays
+    text = "tor that allows users"
+    ends = pb.piece_ends(text, 3)
+    assert pb.learned_cut(text, 3, ends, [0.9, 0.5, 0.9], 0.45) == "tor that allows"
+    assert pb.learned_cut(text, 3, ends, [0.9, 0.5, 0.9], 0.46) == "tor that"
+    assert pb.learned_cut(text, 3, ends, [0.4, 1.0, 1.0], 0.5) == "tor"  # the first word always stays
 
 
 def test_word_features_take_each_words_own_tokens():

@@ -9,8 +9,8 @@ one explicitly with ``@settings(deadline=...)``.
 The model cache: split models (Qwen2.5-Coder, Gemma 3) are assembled into
 ``daemon.backends.llamacpp.models.cache_dir()``, 740 MB, and the default
 model's Q8_0 conversion is kept there.  The suite points it at a directory of
-its own, removed at the end, in this process and (``GHOSTTYPE_MODEL_CACHE``)
-in the ``ghosttype`` processes the tests start, so a run leaves nothing in the
+its own, removed at the end, with ``GHOSTTYPE_MODEL_CACHE``, which the
+``ghosttype`` processes the tests start inherit, so a run leaves nothing in the
 user's cache and never trusts an assembly an earlier run (or the user) left.
 Only the model cache is redirected, not ``XDG_CACHE_HOME``: pip's wheel cache,
 which the packaging test reuses, stays where it is.
@@ -37,7 +37,6 @@ def private_model_cache() -> Iterator[pathlib.Path]:
     path = pathlib.Path(tempfile.mkdtemp(prefix="ghosttype-test-models-"))
     try:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(models, "cache_dir", lambda: path)
             mp.setenv(models.CACHE_ENV, str(path))
             yield path
     finally:

@@ -35,7 +35,7 @@ def test_the_q4_1_package_file_is_converted_once_and_then_loaded_from_the_cache(
 
 
 def test_the_conversion_predicts_what_the_original_predicts(smol_model_path, tmp_path, monkeypatch):
-    monkeypatch.setattr(models, "cache_dir", lambda: tmp_path)
+    monkeypatch.setenv(models.CACHE_ENV, str(tmp_path))
     with LlamaLM(str(smol_model_path), n_seq_max=2) as fast, \
             LlamaLM(str(smol_model_path), n_seq_max=2, convert_weights=False) as original:
         assert fast.weights_path.parent == tmp_path and original.weights_path == smol_model_path

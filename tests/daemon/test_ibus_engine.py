@@ -277,9 +277,12 @@ def test_a_private_field_that_becomes_normal_suggests_again(rig):
     assert rig.worker.last[1] == "Hi"
 
 
-@pytest.mark.parametrize("setting,suggests", [("suggest", True), ("skip", False)])
-def test_terminal_fields_follow_the_config(setting, suggests):
-    rig = Rig(Config(debounce_ms=0, ibus_terminals=setting))
+@pytest.mark.parametrize("setting,backend,suggests", [
+    ("suggest", "local", True), ("skip", "local", False), ("auto", "local", True), ("auto", "server", False),
+    ("suggest", "server", True)])
+def test_terminal_fields_follow_the_config(setting, backend, suggests):
+    server = {"server_url": "https://models.example:8443"} if backend == "server" else {}
+    rig = Rig(Config(debounce_ms=0, ibus_terminals=setting, backend=backend, **server))
     engine, out = rig.engine("gtk3-im:gnome-terminal-server")
     engine.set_content_type(wire.PURPOSE_TERMINAL, 0)
     type_text(engine, "ls -")

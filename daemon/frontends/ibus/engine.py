@@ -74,7 +74,7 @@ import threading
 from typing import Callable, Optional, Protocol
 
 from daemon.capture.events import KeyEvent, Kind
-from daemon.controller import Controller, event_spec
+from daemon.controller import Controller, Drawn, event_spec
 from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
     _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
@@ -186,10 +186,10 @@ class IBusFrontend:
 
     # -- UiSink (any thread; the controller may hold its lock) ------------------------
 
-    def show(self, text: str, caret: Optional[Rect]) -> None:
+    def show(self, text: str, caret: Optional[Rect], look: object = None, drawn: Optional[Drawn] = None) -> None:
         engine = self.focused
         if engine is not None:
-            engine.display(text)
+            engine.display(text, drawn)
 
     def hide(self) -> None:
         engine = self.focused
@@ -245,6 +245,7 @@ class Engine:
         self._masked = False  #: the field's text is password mask characters
         self._in_key = False  #: a key press is being handled: showing waits for key_done()
         self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
+        self._drawn: Optional[Drawn] = None  #: told once ``_after_key`` is sent
         self._preedit_in_key = False  #: the preedit changed while the key was handled
         self._lock = threading.Lock()
 
@@ -264,7 +265,7 @@ class Engine:
             return True
         if self._masked:
             return True
-        return self.purpose == wire.PURPOSE_TERMINAL and self.controller.config.ibus_terminals == "skip"
+        return self.purpose == wire.PURPOSE_TERMINAL and self.controller.config.skips_terminals
 
     def focus_state(self, text_before_caret: Optional[str] = None) -> FocusState:
         return FocusState(app_id=self.app_id(), window_id=self._field, is_password=self.is_private(),
@@ -336,11 +337,14 @@ class Engine:
                 return
             self._in_key = False
             text, self._after_key = self._after_key, None
+            drawn, self._drawn = self._drawn, None
             changed, self._preedit_in_key = self._preedit_in_key, False
             if text:
                 self._render(text)
             elif changed and self._shown[1] != "popup":  # see "The last word" above
                 self._draw("preedit", self._shown[0])
+        if text and drawn is not None:
+            drawn(text)
 
     def focus_in(self, object_path: str = "", client: Optional[str] = None) -> None:
         if client is not None:
@@ -441,16 +445,17 @@ class Engine:
         log.debug("surrounding text differs from the tracked text: taking the field's (%d chars)", len(before))
         self.controller.on_focus(self.focus_state(text_before_caret=before))
 
-    def display(self, text: str) -> None:
-        """Show ``text`` as the suggestion ("" hides it).  While a key press is
-        being handled, hiding happens at once and showing waits for
-        :meth:`key_done`."""
+    def display(self, text: str, drawn: Optional[Drawn] = None) -> None:
+        """Show ``text`` as the suggestion ("" hides it); ``drawn`` hears once it is sent.  While
+        a key press is being handled, hiding happens at once and showing waits for :meth:`key_done`."""
         with self._lock:
             if self._in_key:
-                self._after_key = text or None
+                self._after_key, self._drawn = text or None, drawn
                 if text:
                     return
             self._render(text)
+        if text and drawn is not None:
+            drawn(text)
 
     def _close_preedit(self) -> None:
         """A key is about to pass through: close an open preedit first (it

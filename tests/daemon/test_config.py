@@ -235,6 +235,33 @@ def test_logging_to_file_and_levels(tmp_path):
         parse_level("loud")
 
 
+def test_log_files_are_the_users_alone(tmp_path):
+    """0700 folder, 0600 files (rotated ones too), whatever the umask, also
+    where an earlier version left a readable log behind."""
+    root = logging.getLogger()
+    before = list(root.handlers), root.level
+    folder = tmp_path / "log"
+    folder.mkdir(mode=0o755)
+    (folder / "ghosttype.log").write_text("old\n")
+    os.chmod(folder / "ghosttype.log", 0o644)
+    umask = os.umask(0o022)
+    try:
+        path = setup_logging("info", log_dir=folder, to_stderr=False, max_bytes=200, backups=2)
+        for i in range(20):
+            logging.getLogger("ghosttype.test").info("line %d of a log that rotates", i)
+    finally:
+        os.umask(umask)
+        for h in list(root.handlers):
+            if h not in before[0]:
+                root.removeHandler(h)
+                h.close()
+        root.setLevel(before[1])
+    files = sorted(folder.iterdir())
+    assert path in files and len(files) == 3  # the log and two rotated ones
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert {oct(f.stat().st_mode & 0o777) for f in files} == {"0o600"}
+
+
 def test_invalid_file_is_reported_once_until_it_changes(watched):
     path, col, w = watched
     reloads = threading.Semaphore(0)  # one release per reload the watcher itself ran

@@ -250,12 +250,23 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
             if not shown:
                 self.counters["not_drawn"] += 1
                 self._disarm()
-            elif not self._armed and self._suppressor is not None:
-                try:
-                    self._suppressor.arm(self.on_suppressed_key)
-                    self._armed = True
-                except Exception as e:
-                    log.error("cannot grab the accept keys: %s", describe_exception(e))
+                return
+            if self._armed or self._suppressor is None:
+                return
+        # Grabbing waits for the display server: not under the lock, which an
+        # accept key's handler on the suppressor's thread may be waiting for
+        # (a sink calling from inside show() still holds it, re-entrantly).
+        try:
+            self._suppressor.arm(self.on_suppressed_key)
+        except Exception as e:
+            log.error("cannot grab the accept keys: %s", describe_exception(e))
+            return
+        with self._lock:
+            if seq == self._show_seq and self._drawn:
+                self._armed = True
+            elif not self._armed:  # hidden or replaced while grabbing: let the keys go again
+                self._armed = True
+                self._disarm()
 
     def _hide(self) -> None:
         if self._ghost:

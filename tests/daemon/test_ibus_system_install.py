@@ -4,9 +4,11 @@
   refuse one that anyone but root can change.  Real directories, real
   ownership (the suite runs as root: a file is handed to an unprivileged uid
   with ``os.chown``), and the real command in a fresh venv such a user owns.
-* The real command runs in a private mount namespace where
-  ``/usr/share/ibus/component`` and ``/var/cache`` are empty tmpfs, so the
-  machine's own files are never touched, even when it fails.
+* Install and uninstall leave IBus's system registry cache as they found
+  it.  The real commands and the real ``ibus write-cache`` run in a private
+  mount namespace where ``/usr/share/ibus/component`` and ``/var/cache`` are
+  empty tmpfs, so the machine's own files are never touched (this checkout
+  must be one only root can change, as ``.ci/run``'s is).
 """
 
 from __future__ import annotations
@@ -125,3 +127,40 @@ def test_install_system_refuses_an_installation_a_user_owns(tmp_path):
     assert f"{venv} is owned by nobody, not root" in out
     assert "sudo python3 -m venv /opt/ghosttype" in out
     assert "written: \n" in out, out  # nothing
+
+
+#: One step of the install/uninstall script: what the system cache holds and
+#: whether a per-user install is accepted (with a fresh home each time).
+STATE = """
+echo "== $1"
+find /var/cache | sort
+echo "ghosttype in the system cache: $(ibus read-cache --system 2>/dev/null | grep -c '<name>ghosttype</name>')"
+home=$(mktemp -d)
+HOME=$home XDG_RUNTIME_DIR=$home XDG_CONFIG_HOME=$home/c XDG_DATA_HOME=$home/d XDG_CACHE_HOME=$home/k \
+    "$PY" -m daemon ibus install >/dev/null 2>&1
+echo "per-user install: $?"
+rm -rf "$home"
+echo "component files: $(ls -A /usr/share/ibus/component)"
+"""
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["no-system-cache", "a-system-cache"])
+def test_uninstall_system_leaves_the_registry_cache_as_install_found_it(cache):
+    script = "state() {" + STATE + "}\n" + ("ibus write-cache --system || exit 91\n" if cache else "") + """
+state before
+"$PY" -m daemon ibus install --system >/dev/null || exit 92
+state installed
+"$PY" -m daemon ibus uninstall --system >/dev/null || exit 93
+state after
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("DBUS_SESSION_BUS_ADDRESS", "IBUS_COMPONENT_PATH")}
+    out = in_private_ibus_system(script, env={**env, "PY": sys.executable})
+    sections = {part.split("\n", 1)[0]: part.split("\n", 1)[1].splitlines() for part in out.split("== ")[1:]}
+    before, installed, after = sections["before"], sections["installed"], sections["after"]
+    assert after == before, out
+    assert ("per-user install: 2" if cache else "per-user install: 0") in before, out
+    assert "component files: ghosttype.xml" in installed, out
+    if cache:  # the cache the system keeps is kept current: IBus lists the engine
+        assert "ghosttype in the system cache: 1" in installed, out
+    else:
+        assert not any(line.startswith("/var/cache/ibus") for line in installed), out

@@ -8,11 +8,12 @@ GNOME Shell lists only engines ibus-daemon found that way (an engine that
 registers itself at run time never appears in Settings).
 
 * ``--system`` (root): the component file goes to ``/usr/share/ibus/component``
-  with the absolute command of this installation, and the system cache is
-  rewritten.  Every user's ibus-daemon then runs that command, so the
-  installation must be one only root can change
-  (:func:`system_install_problem`): a venv in a user's home would let that
-  user run code in everyone's session.
+  with the absolute command of this installation, and the system registry
+  cache is rewritten where the system keeps one (it is never created, so
+  ``uninstall --system`` leaves the machine as install found it).  Every
+  user's ibus-daemon then runs that command, so the installation must be one
+  only root can change (:func:`system_install_problem`): a venv in a user's
+  home would let that user run code in everyone's session.
 * user level (no root): the component file goes to the user's data directory,
   ``~/.config/environment.d/`` adds that directory to ``IBUS_COMPONENT_PATH``
   for the user's session services (GNOME's ibus-daemon runs as the systemd user
@@ -215,7 +216,7 @@ def install(system: bool = False, env: Optional[Mapping[str, str]] = None, layou
         kb = _layout_arg(layout) or keyboard_layout(True)
         target = SYSTEM_COMPONENT_DIR / COMPONENT_FILE
         _write(target, component_xml(command, *kb))
-        _run(["ibus", "write-cache", "--system"])
+        _refresh_system_cache()
         print(f"installed {target} (engine command: {command}; keyboard layout: {_layout_text(kb)})")
     else:
         if SYSTEM_REGISTRY_CACHE.exists():
@@ -257,7 +258,7 @@ def uninstall(system: bool = False, env: Optional[Mapping[str, str]] = None) -> 
             return 2
         removed = _unlink(SYSTEM_COMPONENT_DIR / COMPONENT_FILE)
         if shutil.which("ibus"):
-            _run(["ibus", "write-cache", "--system"])
+            _refresh_system_cache()
     else:
         removed = _unlink(user_component_dir(env) / COMPONENT_FILE) + _unlink(user_env_file(env))
         if shutil.which("ibus"):
@@ -271,6 +272,15 @@ def uninstall(system: bool = False, env: Optional[Mapping[str, str]] = None) -> 
         print("nothing to remove")
     print("Remove ghosttype from Settings › Keyboard › Input Sources if it is still listed.")
     return 0
+
+
+def _refresh_system_cache() -> None:
+    """Rewrite the system registry cache, if the system keeps one: where it
+    keeps none, ibus-daemon reads the component directories itself, and a
+    cache written here would outlive the install (it hides per-user
+    components from then on)."""
+    if SYSTEM_REGISTRY_CACHE.exists():
+        _run(["ibus", "write-cache", "--system"])
 
 
 def _unlink(path: pathlib.Path) -> list[pathlib.Path]:

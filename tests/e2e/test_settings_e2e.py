@@ -199,7 +199,8 @@ def test_a_change_made_in_the_settings_window_is_saved_and_obeyed(xvfb: str, tmp
         xdotool(display, "type", "--delay", "60", " " + TYPED)
         assert wait_until(lambda: file_text(out) == before + " " + TYPED, timeout=10)
         seconds = negative_window()
-        assert stays(lambda: overlay_geometry(display) is None, seconds), f"a ghost while disabled within {seconds:.1f} s"
+        assert stays(lambda: overlay_geometry(display) is None, seconds), \
+            f"a ghost while disabled within {seconds:.1f} s"
     assert (ARTIFACTS / "settings-window.png").exists()
 
 

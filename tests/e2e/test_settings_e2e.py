@@ -209,7 +209,7 @@ def test_off_in_the_application_from_the_ibus_menu(xvfb: str, tmp_path: pathlib.
     from jeepney.io.blocking import open_dbus_connection
 
     from daemon.frontends.ibus.bus import ibus_address
-    from daemon.frontends.ibus.menu import PROP_OFF_IN_APP
+    from daemon.frontends.ibus.menu import PROP_OFF_IN_APP, PROP_SETTINGS
 
     with ibus_session(xvfb, tmp_path, installed=False) as desktop:
         app = desktop.start_app("3", prgname="notepad")  # GTK names its IBus client gtk3-im:notepad
@@ -246,5 +246,9 @@ def test_off_in_the_application_from_the_ibus_menu(xvfb: str, tmp_path: pathlib.
             other = desktop.start_app("3", prgname="letters")
             desktop.type(TYPED)
             wait_for_preedit(other)
+            # "Settings..." opens the window from the engine, as a process of its own.
+            panel.send(new_signal(address, "PropertyActivate", "su", (PROP_SETTINGS, 0)))
+            assert wait_until(lambda: visible_windows(xvfb, SETTINGS_TITLE), timeout=30), desktop.engine_output()
+            os.kill(int(xdotool(xvfb, "getwindowpid", visible_windows(xvfb, SETTINGS_TITLE)[-1])), signal.SIGTERM)
         finally:
             panel.close()

@@ -111,8 +111,7 @@ class SettingsWindow(QWidget):
         add, remove = QPushButton("Add"), QPushButton("Remove selected")
         add.clicked.connect(self._add_denied)
         self.deny_entry.returnPressed.connect(self._add_denied)
-        remove.clicked.connect(lambda: [self.denylist.takeItem(self.denylist.row(i))
-                                        for i in self.denylist.selectedItems()])
+        remove.clicked.connect(self._remove_denied)
 
         self.keep_stats = QCheckBox("Keep these counts (numbers only, never what you type)")
         self.keep_stats.setChecked(cfg.stats)
@@ -246,6 +245,10 @@ class SettingsWindow(QWidget):
         if app and app not in existing:
             self.denylist.addItem(app)
         self.deny_entry.clear()
+
+    def _remove_denied(self) -> None:
+        for item in self.denylist.selectedItems():
+            self.denylist.takeItem(self.denylist.row(item))
 
     # -- saving -----------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import sys
 from typing import Optional, Sequence
 
 from daemon import __version__
+from daemon.hardening import forbid_core_dumps
 
 COMMANDS = ("run", "complete", "eval", "config", "doctor", "autostart", "ibus", "settings", "stats")
 
@@ -33,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    # Before anything is read: every command holds typed or user-given text in memory.
+    forbid_core_dumps()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):

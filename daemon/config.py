@@ -216,6 +216,8 @@ class Config:
     server_fallback: str = _opt("local", "While the server is unreachable or slow: local (use the local model) or "
                                          "none (no suggestions).", _choice(SERVER_FALLBACKS))
     log_level: str = _opt("warning", "Log level: debug, info, warning, error or critical.", _choice(LOG_LEVELS))
+    stats: bool = _opt(True, "Count suggestions shown and accepted and the keystrokes they saved (numbers only, "
+                             "never text; ghosttype stats shows them, --reset clears them).", _bool)
 
     def __post_init__(self) -> None:
         issues = [ConfigIssue(f.name, msg) for f, msg in _field_errors(self)]

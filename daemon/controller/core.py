@@ -207,6 +207,8 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
             rest = text[len(typed):]
             if rest == self._ghost:
                 return
+            if not self._ghost:
+                self.counters["new_suggestions"] += 1  # not one growing or typed through
             self._set_ghost(rest)
             generation = self.tracker.generation
         self._present(generation, rest)

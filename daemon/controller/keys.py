@@ -173,6 +173,7 @@ class KeyHandling:
             else:
                 return False
             log.debug("accepting %d characters", len(piece))
+            self.counters["injected_chars"] += len(piece)  # accepted text, and the Tabs passed on
             if getattr(self._injector, "echoes", True):  # the IBus engine's commits never come back as keys
                 self._echo.expect(piece)
             if self._enabled and not self._paused and not self._blocked:

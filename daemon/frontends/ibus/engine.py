@@ -86,7 +86,7 @@ from typing import Callable, Optional, Protocol
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, Drawn, event_spec
-from daemon.frontends.ibus import wire
+from daemon.frontends.ibus import menu, wire
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
     _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
 )
@@ -146,6 +146,8 @@ class IBusFrontend:
         #: whether a panel (GNOME Shell, ibus-ui-gtk3) draws the popup; None
         #: until the D-Bus layer knows (then a panel is assumed)
         self.panel: Optional[bool] = None
+        #: what "Off in <application>" and "Settings..." do (``daemon.frontends.ibus.menu``)
+        self.actions = None
 
     def attach(self, controller: Controller) -> None:
         self.controller = controller
@@ -486,6 +488,8 @@ class Engine:
             controller.set_enabled(checked)
         elif name == PROP_PAUSED:
             controller.set_paused(checked)
+        elif menu.activate(self.frontend.actions, self.app_id(), name):
+            self.publish_properties(update=False)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -575,7 +579,7 @@ class Engine:
                           state=wire.PROP_STATE_CHECKED if st.paused else wire.PROP_STATE_UNCHECKED),
             wire.Property(PROP_STATUS, f"ghosttype: {status}" + (f" ({message})" if message else ""),
                           sensitive=False),
-        ]
+        ] + menu.properties(self.frontend.actions, self.app_id())
         if update:
             for p in props:
                 self.output.update_property(p)

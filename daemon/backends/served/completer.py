@@ -41,8 +41,10 @@ do the coverage search with its own constrained decoding:
    suggestion is shown, with confidence 1.
 4. **Deadline.**  With ``deadline_ms`` set, a request whose first word has
    not arrived by then is aborted and raises ``ServerError("slow")`` (the
-   route answers that keystroke from the local model).  A newer keystroke
-   (``cancel``) aborts the request at once either way.
+   route answers that keystroke from the local model).  Every request, the
+   prefill included, also ends after the server's ``request_timeout_s``
+   whatever it receives (:mod:`daemon.backends.served.client`).  A newer
+   keystroke (``cancel``) aborts the request at once either way.
 """
 
 from __future__ import annotations
@@ -234,6 +236,7 @@ class ServedCompleter:
         self.requests = 0  #: requests sent (benchmarks)
         self.tokens = 0  #: tokens received
         self.cancelled = 0  #: requests aborted by ``cancel`` (a newer keystroke)
+        self.failed = 0  #: requests that ended in a ServerError (benchmarks)
 
     def warm_step(self, cancel: Optional[CancelCheck] = None) -> bool:
         return False
@@ -278,8 +281,12 @@ class ServedCompleter:
             if cancel is not None and cancel():
                 self.cancelled += 1
                 raise Cancelled() from None
+            self.failed += 1
             raise ServerError("slow", f"no suggestion from {self.server.url} within "
                                       f"{self.deadline_s * 1000:.0f} ms") from None
+        except ServerError:
+            self.failed += 1
+            raise
         if cancel is not None and cancel():
             self.cancelled += 1
             raise Cancelled()

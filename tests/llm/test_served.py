@@ -572,6 +572,21 @@ def test_complete_and_eval_commands_take_a_server(llama_server, tmp_path):
     assert set(summary) == {"naive", "cpc1"} and summary["cpc1"]["n"] == 2
 
 
+def test_eval_typists_on_one_server(llama_server, tmp_path):
+    """``eval --typists``: two typists at 10 keys/s on one server, 20 keys each."""
+    stdout, obj = _served_eval(llama_server.url, tmp_path, "--typists", "2", "--chars", "20")
+    assert "first ghost p50/p95 ms" in stdout and "served/s" in stdout
+    typists = obj["typists"]
+    assert obj["settings"]["typists"] == 2 and obj["settings"]["key_interval_ms"] == 100
+    assert typists["typists"] == 2 and typists["keys"] == 40 and len(typists["per_typist"]) == 2
+    assert typists["model_keys"] >= 2 and typists["requests"] >= 2  # the first key of each needs the model
+    assert typists["failed"] == 0 and typists["served"] >= 1 and typists["served_per_s"] > 0
+    assert typists["seconds"] >= 1.9  # 20 keys 0.1 s apart
+    out = subprocess.run([sys.executable, "-m", "daemon", "eval", str(tmp_path / "prose.txt"), "--typists", "2"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--server" in out.stderr
+
+
 def test_doctor_says_where_suggestions_come_from(llama_server):
     from daemon.config import Config
     from daemon.doctor import check_suggestion_source

@@ -100,6 +100,34 @@ def test_suggestion_continues_the_typed_text_like_local_cpc(served, smol_lm, tex
     assert remote.signals is not None and 0.0 < remote.confidence <= 1.0
 
 
+def test_the_next_key_in_a_word_starts_from_the_last_covering(llama_server, engine):
+    """A word typed a character at a time: llama-server is sent the covering
+    tokens its last answer chose (ids after the prompt) and generates only
+    what the new characters need, and every suggestion is the one a fresh
+    request gets.  llama_cpp.server's stream carries no token ids: there
+    nothing is reused."""
+    base, word = PROSE + "It is", " configurable"
+    reusing = ServedCompleter(Server(llama_server.url))
+    fresh_covering = 0
+    try:
+        for i in range(1, len(word) + 1):
+            s = reusing.complete(base + word[:i], GATE_OFF)
+            fresh = ServedCompleter(Server(llama_server.url))
+            try:
+                f = fresh.complete(base + word[:i], GATE_OFF)
+            finally:
+                fresh.close()
+            fresh_covering += fresh.covering_tokens
+            assert s.text == f.text and abs(s.confidence - f.confidence) < 0.01, word[:i]  # batching noise
+    finally:
+        reusing.close()
+    if engine == "llama-server":
+        assert reusing.reused >= len(word) // 2
+        assert reusing.covering_tokens <= 0.75 * fresh_covering
+    else:
+        assert reusing.reused == 0 and reusing.covering_tokens == fresh_covering
+
+
 def test_the_grammar_is_obeyed_for_an_unlikely_typed_word(served):
     """No model continues "configurable" with " xqzv" by itself: the answer
     spells it only because the grammar forces it (an answer that does not is

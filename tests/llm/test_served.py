@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.server
 import json
 import logging
+import pathlib
 import socket
 import subprocess
 import sys
@@ -126,6 +127,31 @@ def test_the_next_key_in_a_word_starts_from_the_last_covering(llama_server, engi
         assert reusing.covering_tokens <= 0.75 * fresh_covering
     else:
         assert reusing.reused == 0 and reusing.covering_tokens == fresh_covering
+
+
+def test_the_large_vocabulary_proxy_is_served(server_dir, tmp_path):
+    """The served benchmark's proxy (``proxy_model.py``: two random layers
+    with Qwen2.5's 151,936-token vocabulary) is written, llama-server serves
+    it, and a typed word is forced through the grammar over that vocabulary."""
+    import importlib.util
+
+    from tests.llm.proxy_model import VOCAB_FILE, write_proxy
+    from tests.llm.served_server import llama_server_binary
+    from tests.needs import missing
+
+    vocab = pathlib.Path(llama_server_binary()).parent / VOCAB_FILE
+    if not vocab.exists():
+        missing(f"{vocab} (bash .ci/llama-server keeps it beside the server it builds)")
+    if importlib.util.find_spec("gguf") is None:
+        missing("gguf (pip install gguf, part of the test extra)")
+    srv = LlamaServer(write_proxy(vocab, tmp_path / "proxy.gguf"), server_dir, engine="llama-server").start()
+    completer = ServedCompleter(Server(srv.url))
+    try:
+        s = completer.complete("Vim is a highly configurable xqzv", GATE_OFF)
+        assert s.remainder == b" xqzv" and s.tokens_generated >= 2 and completer.covering_tokens >= 1
+    finally:
+        completer.close()
+        srv.stop()
 
 
 def test_the_grammar_is_obeyed_for_an_unlikely_typed_word(served):

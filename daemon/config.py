@@ -24,6 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from daemon.backends.served.endpoint import cleartext_problem
 from daemon.capture.keymap import KeySpecError, normalize_key_spec
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
 
@@ -201,8 +202,10 @@ class Config:
         "skip, or auto (suggest with a local model, skip with a server).", _choice(UNKNOWN_FIELDS))
     backend: str = _opt("local", "Where suggestions come from: local (the model runs in ghosttype) or server "
                                  "(a serving engine at server_url; what you type is sent there).", _choice(BACKENDS))
-    server_url: str = _opt("", "Serving engine used by the server backend: http://host:port or https://host "
-                               "(OpenAI-compatible /v1/completions).", _url)
+    server_url: str = _opt("", "Serving engine used by the server backend: https://host, or http://host:port on "
+                               "this machine (OpenAI-compatible /v1/completions).", _url)
+    allow_insecure_http: bool = _opt(False, "Accept an http:// server_url on another machine: what you type and "
+                                            "the token then cross the network in clear.", _bool)
     server_engine: str = _opt("llama.cpp", "The engine at server_url: llama.cpp (llama-server, llama_cpp.server) or "
                                            "vllm.", _choice(SERVER_ENGINES))
     server_model: str = _opt("", "Model name sent to the server (\"\": the server's default).", _any_str)
@@ -223,6 +226,10 @@ class Config:
         issues = [ConfigIssue(f.name, msg) for f, msg in _field_errors(self)]
         if self.backend == "server" and not self.server_url:
             issues.append(ConfigIssue("server_url", 'backend = "server" needs a server_url'))
+        elif self.backend == "server" and not issues:
+            cleartext = cleartext_problem(self.server_url, self.allow_insecure_http)
+            if cleartext:
+                issues.append(ConfigIssue("server_url", cleartext))
         if issues:
             raise ConfigError(issues)
         # Canonical forms, so comparisons elsewhere are plain string equality.

@@ -145,7 +145,8 @@ def check_suggestion_source(cfg: object) -> CheckResult:
     where = f"the server {url} (typed text is sent there; while it does not answer: {fallback})"
     try:
         token_file = getattr(cfg, "server_token_file")
-        server = Server(url, read_token(token_file) if token_file else None, getattr(cfg, "server_ca_file"))
+        server = Server(url, read_token(token_file) if token_file else None, getattr(cfg, "server_ca_file"),
+                        allow_insecure_http=getattr(cfg, "allow_insecure_http", False))
     except (ServerError, ValueError, OSError) as e:
         return CheckResult("suggestions from", False, f"{where}: {e}")
     try:

@@ -68,7 +68,7 @@ def make_decoder_factory(config: Config,
         return open_route(config.server_url, engine=config.server_engine, model=config.server_model,
                           token_file=config.server_token_file, ca_file=config.server_ca_file,
                           deadline_ms=config.server_deadline_ms, logprobs=config.server_logprobs,
-                          local=local, on_status=on_status)
+                          allow_insecure_http=config.allow_insecure_http, local=local, on_status=on_status)
 
     return build_served if config.backend == "server" else build_local
 

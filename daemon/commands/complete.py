@@ -80,6 +80,8 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
                    help="CA certificates for an https URL (default: the system's)")
     s.add_argument("--server-no-logprobs", dest="server_logprobs", action="store_false",
                    help="do not ask for log-probabilities (faster on llama-cpp-python's server; no confidence gate)")
+    s.add_argument("--allow-insecure-http", action="store_true",
+                   help="accept an http:// URL on another machine (the text and token cross the network in clear)")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -148,7 +150,7 @@ def open_served(args: argparse.Namespace) -> Any:
 
     try:
         token = read_token(args.server_token_file) if args.server_token_file else None
-        server = Server(args.server, token, args.server_ca_file)
+        server = Server(args.server, token, args.server_ca_file, allow_insecure_http=args.allow_insecure_http)
     except (ServerError, ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
     problem = server.probe()

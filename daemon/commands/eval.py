@@ -43,6 +43,14 @@ simulated user (``--simulate-user``)
 ``--key-interval-ms`` paces the replay's keys like a person typing and
 counts stale suggestions; ``--batch-threads N`` fixes the batch threads.
 
+many typists on one server (``--typists``)
+    ``ghosttype eval FILE... --server URL --typists N [--chars 200]
+    [--key-interval-ms 100]`` has N simulated typists type at once, each at
+    10 keys/s through its own daemon path and connection
+    (:mod:`daemon.evaluation.typists`), and prints the first ghost's p50/p95
+    per keystroke, the share of keys that showed one and the requests
+    served per second.  ``--json`` writes ``{"typists": {...}, "settings"}``.
+
 vocabulary look-ups (``--vocab-bench``)
     ``ghosttype eval [FILE...] --vocab-bench [--model M]...`` times
     ``VocabIndex.prefixes_of`` / ``starting_with`` on remainders sampled from
@@ -152,6 +160,10 @@ def add_parser(subparsers: Any) -> None:
     u.add_argument("--code-model", default=None, metavar="NAME|PATH",
                    help="a second model for the text that looks like code (the daemon's code_model)")
     add_server_arguments(p)
+    t = p.add_argument_group("many typists (with --server)")
+    t.add_argument("--typists", type=int, default=None, metavar="N",
+                   help="N simulated typists at once, one connection each, at --key-interval-ms "
+                        "(default 100: 10 keys/s), --chars each (default 200)")
     v = p.add_argument_group("vocabulary look-ups")
     v.add_argument("--vocab-bench", action="store_true", help="time the vocabulary index look-ups")
     one_line_errors(p, "ghosttype eval")
@@ -413,10 +425,42 @@ def run_cold_start_mode(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_typists_mode(args: argparse.Namespace) -> int:
+    from daemon.evaluation.typists import run_typists, typists_table
+
+    if not args.server:
+        raise UsageError("--typists measures a server: give --server URL")
+    if not args.files:
+        raise UsageError("give at least one FILE for --typists")
+    chars = 200 if args.chars is None else args.chars
+    interval = 100.0 if args.key_interval_ms is None else args.key_interval_ms
+    if args.typists < 1 or chars < 1 or interval <= 0:
+        raise UsageError("--typists, --chars and --key-interval-ms must be positive")
+    params = _served_params(args, make_params(args, args.strategy, args.beam_width, progressive=True))
+    files = _read_files(args.files)
+    open_served(args).close()  # the server answers (else a usage error with the reason), before N threads
+    result = run_typists(lambda: open_served(args), files, params, args.typists, chars, seed=args.seed,
+                         key_interval_ms=interval)
+    print(f"\n{args.server}  {args.typists} typists, one key every {interval:g} ms each, {chars} chars each "
+          f"(files: {', '.join(name for name, _ in files)}; seed {args.seed})  context={params.context_chars} chars  "
+          f"max_tokens={params.max_tokens}")
+    print(typists_table(result))
+    if args.json_out:
+        _write_json(args.json_out, {
+            "settings": {"server": args.server, "typists": args.typists, "chars": chars, "key_interval_ms": interval,
+                         "seed": args.seed, "context_chars": params.context_chars, "max_tokens": params.max_tokens,
+                         "logprobs": args.server_logprobs, "files": [name for name, _ in files]},
+            "typists": result.to_json(),
+        })
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        if sum((args.replay, args.vocab_bench, args.cold_start, args.simulate_user)) > 1:
-            raise UsageError("choose one of --replay, --cold-start, --simulate-user and --vocab-bench")
+        if sum((args.replay, args.vocab_bench, args.cold_start, args.simulate_user, args.typists is not None)) > 1:
+            raise UsageError("choose one of --replay, --cold-start, --simulate-user, --typists and --vocab-bench")
+        if args.typists is not None:
+            return run_typists_mode(args)
         if args.server and (args.vocab_bench or args.cold_start):
             raise UsageError("--server works with the quality, --replay and --simulate-user modes")
         if args.code_model and not args.simulate_user:

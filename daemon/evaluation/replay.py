@@ -289,6 +289,7 @@ def replay_text(
     idle_timeout_s: float = 600.0,
     key_interval_ms: float = 0.0,
     on_key: Optional[Callable[[int, int], None]] = None,
+    ready: Optional[Callable[[], None]] = None,
 ) -> tuple[list[KeyRecord], int, int, int]:
     """Type ``text[start:start+chars]`` into a fresh Controller + SuggestionWorker
     (``config`` gives the strategy; its debounce should be 0) whose field
@@ -297,7 +298,8 @@ def replay_text(
     key every that many milliseconds.  Returns one record per key, the number
     of cancelled model calls, of stale suggestions shown and of completions
     cut short at the worker's time budget.  ``on_key(done, total)`` is called
-    after each key's record (progress display)."""
+    after each key's record (progress display); ``ready()`` once the
+    pre-loaded text is prefilled, before the first key."""
     from daemon.controller import Controller
     from daemon.frontends.base import FocusState
     from daemon.backends.llamacpp.threads import MachineBusy
@@ -315,6 +317,8 @@ def replay_text(
         controller.on_focus(FocusState(window_id=1, text_before_caret=field_text))
         if not worker.wait_idle(idle_timeout_s):
             raise TimeoutError("the worker did not finish prefilling the pre-loaded text")
+        if ready is not None:
+            ready()
         interval = max(0.0, key_interval_ms) / 1000.0
         presses: list[tuple[float, float, str]] = []
         first_event = len(sink)

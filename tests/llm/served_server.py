@@ -25,6 +25,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from typing import Optional
 
@@ -177,3 +178,82 @@ def self_signed(directory: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
                     "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
                    check=True, capture_output=True, timeout=60)
     return cert, key
+
+
+class CuttingRelay:
+    """A TCP relay on 127.0.0.1 in front of a real server that cuts each
+    connection where ``cut`` says, as a dying server or a broken network
+    does: ``cut(answer_so_far)`` returns how many bytes of the server's answer
+    pass before both sides are closed, or None (all of it so far).  Requests
+    pass unchanged."""
+
+    def __init__(self, port: int, cut) -> None:
+        self.port = port
+        self.cut = cut
+        self.cuts = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        upstream = socket.create_connection(("127.0.0.1", self.port))
+        threading.Thread(target=self._requests, args=(client, upstream), daemon=True).start()
+        answer = bytearray()
+        try:
+            while data := upstream.recv(65536):
+                at = self.cut(bytes(answer + data))
+                if at is not None:
+                    client.sendall(data[: max(0, at - len(answer))])
+                    self.cuts += 1
+                    return
+                client.sendall(data)
+                answer += data
+        except OSError:
+            pass
+        finally:
+            for s in (client, upstream):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+    @staticmethod
+    def _requests(client: socket.socket, upstream: socket.socket) -> None:
+        try:
+            while data := client.recv(65536):
+                upstream.sendall(data)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+def after_done(answer: bytes) -> Optional[int]:
+    """Cut right after the ``data: [DONE]`` event (before the end of the chunked body)."""
+    at = answer.find(b"data: [DONE]")
+    if at < 0:
+        return None
+    ends = [e + len(sep) for sep in (b"\r\n\r\n", b"\n\n") if (e := answer.find(sep, at)) >= 0]
+    return min(ends) if ends else None
+
+
+def inside_event(n: int):
+    """Cut in the middle of the answer's ``n``-th event."""
+    def cut(answer: bytes) -> Optional[int]:
+        at = -1
+        for _ in range(n):
+            at = answer.find(b"data: {", at + 1)
+            if at < 0:
+                return None
+        return at + 10
+    return cut

@@ -12,11 +12,13 @@ from __future__ import annotations
 import http.server
 import json
 import logging
+import pathlib
 import socket
 import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from typing import Iterator
 
 import psutil
@@ -29,7 +31,7 @@ from daemon.cpc.beam import Decoder
 from daemon.cpc.lm import Cancelled
 from daemon.cpc.suggestion import BeamParams
 from daemon.worker import SuggestionWorker
-from tests.llm.served_server import LlamaServer, engines_under_test
+from tests.llm.served_server import CuttingRelay, LlamaServer, after_done, engines_under_test, inside_event
 
 pytestmark = pytest.mark.slow
 
@@ -97,6 +99,59 @@ def test_suggestion_continues_the_typed_text_like_local_cpc(served, smol_lm, tex
     assert not remote.text[0].isspace(), "the typed blank or word part came back"
     assert first_word(remote.text) == first_word(local.text)
     assert remote.signals is not None and 0.0 < remote.confidence <= 1.0
+
+
+def test_the_next_key_in_a_word_starts_from_the_last_covering(llama_server, engine):
+    """A word typed a character at a time: llama-server is sent the covering
+    tokens its last answer chose (ids after the prompt) and generates only
+    what the new characters need, and every suggestion is the one a fresh
+    request gets.  llama_cpp.server's stream carries no token ids: there
+    nothing is reused."""
+    base, word = PROSE + "It is", " configurable"
+    reusing = ServedCompleter(Server(llama_server.url))
+    fresh_covering = 0
+    try:
+        for i in range(1, len(word) + 1):
+            s = reusing.complete(base + word[:i], GATE_OFF)
+            fresh = ServedCompleter(Server(llama_server.url))
+            try:
+                f = fresh.complete(base + word[:i], GATE_OFF)
+            finally:
+                fresh.close()
+            fresh_covering += fresh.covering_tokens
+            assert s.text == f.text and abs(s.confidence - f.confidence) < 0.01, word[:i]  # batching noise
+    finally:
+        reusing.close()
+    if engine == "llama-server":
+        assert reusing.reused >= len(word) // 2
+        assert reusing.covering_tokens <= 0.75 * fresh_covering
+    else:
+        assert reusing.reused == 0 and reusing.covering_tokens == fresh_covering
+
+
+def test_the_large_vocabulary_proxy_is_served(server_dir, tmp_path):
+    """The served benchmark's proxy (``proxy_model.py``: two random layers
+    with Qwen2.5's 151,936-token vocabulary) is written, llama-server serves
+    it, and a typed word is forced through the grammar over that vocabulary."""
+    import importlib.util
+
+    from tests.llm.proxy_model import VOCAB_FILE, write_proxy
+    from tests.llm.served_server import llama_server_binary
+    from tests.needs import missing
+
+    vocab = pathlib.Path(llama_server_binary()).parent / VOCAB_FILE
+    if not vocab.exists():
+        missing(f"{vocab} (bash .ci/llama-server keeps it beside the server it builds)")
+    if importlib.util.find_spec("gguf") is None:
+        missing("gguf (pip install gguf, part of the test extra)")
+    srv = LlamaServer(write_proxy(vocab, tmp_path / "proxy.gguf"), server_dir, engine="llama-server").start()
+    completer = ServedCompleter(Server(srv.url))
+    try:
+        s = completer.complete("Vim is a highly configurable xqzv", GATE_OFF)
+        assert s.remainder == b" xqzv" and s.tokens_generated >= 2 and completer.covering_tokens >= 1
+    finally:
+        completer.close()
+        srv.stop()
 
 
 def test_the_grammar_is_obeyed_for_an_unlikely_typed_word(served):
@@ -219,6 +274,39 @@ def test_fallback_when_the_server_dies_and_return_when_it_answers_again(smol_mod
     assert len(said) == 1 and "answers again" in caplog.text
 
 
+def test_an_answer_cut_off_mid_stream_is_a_server_error(llama_server, smol_lm):
+    """The connection to a real server is cut inside its answer (as when the
+    server dies or the network breaks): the request fails as a lost
+    connection, and the route answers from the local model at once."""
+    relay = CuttingRelay(llama_server.port, inside_event(3))
+    completer = ServedCompleter(Server(relay.url))
+    route = ServedRoute(ServedCompleter(Server(relay.url)), Decoder(smol_lm), retry_s=60)
+    try:
+        with pytest.raises(ServerError) as err:
+            completer.complete(PROSE, LONG)
+        assert err.value.kind == "unreachable" and relay.cuts == 1
+        assert route.complete(PROSE, LONG).text, "the local model answers"
+        assert not route.on_server and route.switches == 1 and relay.cuts == 2
+    finally:
+        completer.close()
+        route.close()
+        relay.close()
+
+
+def test_an_answer_cut_off_after_its_end_stands(llama_server):
+    """Cut after ``[DONE]`` (before the end of the HTTP body): the answer was
+    whole, so the prefill succeeds; the connection is not used again."""
+    relay = CuttingRelay(llama_server.port, after_done)
+    completer = ServedCompleter(Server(relay.url))
+    try:
+        completer.prefill(PROSE, GATE_OFF)
+        assert relay.cuts == 1
+        assert completer.complete("The quick brown fox jumps over the la", GATE_OFF).text
+    finally:
+        completer.close()
+        relay.close()
+
+
 def test_wrong_token_is_refused_with_a_clear_error(smol_model_path, server_dir, engine, tmp_path, caplog):
     srv = LlamaServer(smol_model_path, server_dir, api_key="right-token-4711", engine=engine).start()
     caplog.set_level(logging.DEBUG)
@@ -232,6 +320,7 @@ def test_wrong_token_is_refused_with_a_clear_error(smol_model_path, server_dir, 
         wrong.close()
         token_file = tmp_path / "token"
         token_file.write_text("wrong-token-0815\n")
+        token_file.chmod(0o600)
         out = subprocess.run([sys.executable, "-m", "daemon", "complete", "--server", srv.url,
                               "--server-token-file", str(token_file), "--text", "The quick brown fox"],
                              capture_output=True, text=True, timeout=60)
@@ -245,9 +334,23 @@ def test_wrong_token_is_refused_with_a_clear_error(smol_model_path, server_dir, 
     assert "4711" not in caplog.text and "0815" not in caplog.text
 
 
+#: What a hostile stub sends at most (and for at most ``HOSTILE_S``): without the client's bounds it
+#: would go on reading all of it.
+HOSTILE_BYTES = 64 * 1024 * 1024
+HOSTILE_S = 20.0
+#: Each mode's piece, sent again and again (``endless_tail``: after a whole answer and its [DONE]).
+HOSTILE = {
+    "endless_line": b"a" * 65536,  # one event that never ends its line
+    "endless_events": b'data: {"choices": [{"text": ""}]}\n\n: keep-alive\n\n',  # events without tokens
+    "trickle": b" ",  # one byte every 0.1 s: the socket's timeout never fires
+    "endless_tail": b"x" * 65536,
+}
+
+
 class _Stub(http.server.BaseHTTPRequestHandler):
     """Answers /v1/models; /v1/completions as ``mode`` says: ``hang`` (headers,
-    then nothing), ``garbage`` (a stream of non-JSON events)."""
+    then nothing), ``garbage`` (a stream of non-JSON events), ``closes`` (a
+    whole answer, then the connection closed), or one of ``HOSTILE``."""
 
     mode = "hang"
     release = threading.Event()
@@ -278,8 +381,31 @@ class _Stub(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
+        if self.mode in HOSTILE:
+            self._endless(HOSTILE[self.mode])
+            return
         self.wfile.flush()
         self.release.wait(30)
+
+    def _endless(self, piece: bytes) -> None:
+        """``piece`` again and again, as chunks, until the client hangs up or the caps."""
+        if self.mode == "endless_line":
+            self._chunk(b'data: {"choices": [{"text": "')
+        elif self.mode == "endless_tail":
+            self._chunk(b'data: {"choices": [{"text": " lazy dog", "finish_reason": "length"}]}\n\ndata: [DONE]\n\n')
+        sent, t0 = 0, time.monotonic()
+        try:
+            while sent < HOSTILE_BYTES and time.monotonic() - t0 < HOSTILE_S and not self.release.is_set():
+                self._chunk(piece)
+                sent += len(piece)
+                if self.mode == "trickle":
+                    time.sleep(0.1)
+        except OSError:
+            pass  # the client hung up: what the bounds are for
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
 
     def _whole_body(self, data: bytes) -> None:
         """``data`` as the one chunk of the chunked body, and its end."""
@@ -364,6 +490,77 @@ def test_a_connection_closed_under_a_request_is_not_an_error(stub, monkeypatch):
         completer.close()
 
 
+def _bounded_failure(url: str, request_timeout_s: float = 1.0) -> tuple[ServerError, float, int]:
+    """One request to ``url``: the error it ended with, seconds taken, and the peak of memory
+    allocated meanwhile (tracemalloc: every thread of this process, the stub's included)."""
+    completer = ServedCompleter(Server(url, request_timeout_s=request_timeout_s))
+    tracemalloc.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(ServerError) as err:
+            completer.complete("The quick brown fox jumps over the la", GATE_OFF)
+        return err.value, time.monotonic() - t0, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        completer.close()
+
+
+@pytest.mark.parametrize("mode,kind", [("endless_line", "malformed"), ("endless_events", "malformed"),
+                                       ("trickle", "slow")])
+def test_a_hostile_server_streaming_without_end(stub, smol_lm, mode, kind):
+    """A server that streams without end (one endless line, events without
+    tokens, a byte at a time) costs a bounded time and memory, and the local
+    model takes over: at once for an answer too big, after ``SLOW_AFTER``
+    requests for one too slow."""
+    url, handler = stub
+    handler.mode = mode
+    error, seconds, peak = _bounded_failure(url)
+    assert seconds < HOSTILE_S / 4, f"the request took {seconds:.1f} s"
+    assert peak < 16 * 1024 * 1024, f"{peak / 2**20:.0f} MiB allocated while reading the answer"
+    assert error.kind == kind
+    route = ServedRoute(ServedCompleter(Server(url, request_timeout_s=1.0)), Decoder(smol_lm), retry_s=60)
+    try:
+        for i in range(SLOW_AFTER if kind == "slow" else 1):
+            assert route.complete("The quick brown fox jumps over the la", GATE_OFF).text, "the local model answers"
+        assert not route.on_server and route.switches == 1
+    finally:
+        route.close()
+
+
+def test_an_endless_tail_after_the_answer_is_not_read(stub):
+    """Bytes without end after ``[DONE]``: the answer stands, at most
+    ``TAIL_BYTES`` more are read, and the connection is not used again."""
+    url, handler = stub
+    handler.mode = "endless_tail"
+    completer = ServedCompleter(Server(url, request_timeout_s=5.0))
+    tracemalloc.start()
+    t0 = time.monotonic()
+    try:
+        completer.prefill("The quick brown fox jumps over the ", GATE_OFF)  # read to [DONE]
+        seconds, peak = time.monotonic() - t0, tracemalloc.get_traced_memory()[1]
+        assert completer.server._conn is None or completer.server._conn.sock is None, "the connection was kept"
+    finally:
+        tracemalloc.stop()
+        completer.close()
+    assert seconds < 2.0 and peak < 16 * 1024 * 1024
+
+
+def test_a_prefill_has_a_deadline_and_counts_toward_the_fallback(stub, smol_lm):
+    """A prefill the server never answers ends after the request timeout, and
+    ``SLOW_AFTER`` of them in a row hand the route to the local model."""
+    url, handler = stub
+    handler.mode = "hang"
+    route = ServedRoute(ServedCompleter(Server(url, request_timeout_s=0.5)), Decoder(smol_lm), retry_s=60)
+    try:
+        for i in range(SLOW_AFTER):
+            t0 = time.monotonic()
+            route.prefill("The quick brown fox jumps over the ", GATE_OFF)
+            assert time.monotonic() - t0 < 5.0  # the stub holds it 30 s
+            assert route.on_server == (i < SLOW_AFTER - 1)
+    finally:
+        route.close()
+
+
 def test_a_malformed_answer_switches_to_the_local_model_at_once(stub, smol_lm):
     url, handler = stub
     handler.mode = "garbage"
@@ -406,6 +603,17 @@ def test_runtime_builds_the_served_route_from_the_config(llama_server):
         route.close()
 
 
+def _served_eval(url: str, tmp_path, *flags: str) -> tuple[str, dict]:
+    """``ghosttype eval`` of a short prose file against ``url``: its output and its ``--json``."""
+    ref = tmp_path / "prose.txt"
+    ref.write_text(PROSE * 3)
+    result = tmp_path / "eval.json"
+    out = subprocess.run([sys.executable, "-m", "daemon", "eval", str(ref), "--server", url, *flags,
+                          "--json", str(result)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout, json.loads(result.read_text())
+
+
 def test_complete_and_eval_commands_take_a_server(llama_server, tmp_path):
     out = subprocess.run([sys.executable, "-m", "daemon", "complete", "--server", llama_server.url, "--json",
                           "--text", "The quick brown fox jumps over the la"],
@@ -413,15 +621,24 @@ def test_complete_and_eval_commands_take_a_server(llama_server, tmp_path):
     assert out.returncode == 0, out.stderr
     obj = json.loads(out.stdout)
     assert obj["model"] == llama_server.url and obj["suggestion"] and obj["model_calls"] == 1
-    ref = tmp_path / "prose.txt"
-    ref.write_text(PROSE * 2)
-    result = tmp_path / "eval.json"
-    out = subprocess.run([sys.executable, "-m", "daemon", "eval", str(ref), "--server", llama_server.url,
-                          "--offsets", "2", "--context-chars", "200", "--json", str(result)],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    summary = json.loads(result.read_text())["summary"]
+    _, obj = _served_eval(llama_server.url, tmp_path, "--offsets", "2", "--context-chars", "200")
+    summary = obj["summary"]
     assert set(summary) == {"naive", "cpc1"} and summary["cpc1"]["n"] == 2
+
+
+def test_eval_typists_on_one_server(llama_server, tmp_path):
+    """``eval --typists``: two typists at 10 keys/s on one server, 20 keys each."""
+    stdout, obj = _served_eval(llama_server.url, tmp_path, "--typists", "2", "--chars", "20")
+    assert "first ghost p50/p95 ms" in stdout and "served/s" in stdout
+    typists = obj["typists"]
+    assert obj["settings"]["typists"] == 2 and obj["settings"]["key_interval_ms"] == 100
+    assert typists["typists"] == 2 and typists["keys"] == 40 and len(typists["per_typist"]) == 2
+    assert typists["model_keys"] >= 2 and typists["requests"] >= 2  # the first key of each needs the model
+    assert typists["failed"] == 0 and typists["served"] >= 1 and typists["served_per_s"] > 0
+    assert typists["seconds"] >= 1.9  # 20 keys 0.1 s apart
+    out = subprocess.run([sys.executable, "-m", "daemon", "eval", str(tmp_path / "prose.txt"), "--typists", "2"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--server" in out.stderr
 
 
 def test_doctor_says_where_suggestions_come_from(llama_server):

@@ -71,6 +71,14 @@ def test_vllm_body_uses_structured_outputs_regex_not_the_removed_guided_fields()
     json.dumps(body)  # it is a JSON body
 
 
+def test_covered_tokens_follow_the_prompt_as_ids_for_llama_server_only():
+    body = completion_body("llama.cpp", "Vim is a highly", "u", 9, covered=[4032, 17])
+    assert body["prompt"] == ["Vim is a highly", 4032, 17] and body["grammar"] == 'root ::= "u" .*'
+    assert completion_body("llama.cpp", "Vim is a highly", " configu", 9)["prompt"] == "Vim is a highly"
+    with pytest.raises(ValueError):
+        completion_body("vllm", "Vim is a highly", "u", 9, covered=[4032])
+
+
 def test_unknown_engine_is_refused():
     with pytest.raises(ValueError, match="llama.cpp, vllm"):
         completion_body("tgi", "a", "b", 1)
@@ -93,7 +101,7 @@ def test_parse_event_reads_llama_server_logprobs_content():
         {"id": 16116, "token": " lazy", "bytes": [32, 108, 97, 122, 121], "logprob": -0.05,
          "top_logprobs": [{"id": 16116, "token": " lazy", "logprob": -0.05}, {"id": 1, "token": " la", "logprob": -4.0}]}]}}]}
     ev = parse_event(b"data: " + json.dumps(chunk).encode())
-    assert ev == Event(tokens=(TokenEvent(" lazy", -0.05, {" lazy": -0.05, " la": -4.0}),))
+    assert ev == Event(tokens=(TokenEvent(" lazy", -0.05, {" lazy": -0.05, " la": -4.0}, 16116),))
     chunk["choices"][0]["text"] = " laz"  # the text held back part of a token: keep the text, drop the numbers
     assert parse_event(b"data: " + json.dumps(chunk).encode()) == Event(tokens=(TokenEvent(" laz"),))
 

@@ -21,8 +21,20 @@
   Nothing waits for the server to notice.
 * **TLS** is verified (system trust store, or ``ca_file``) with host-name
   checking; there is no switch to turn verification off.
+* **Bounds.**  A broken or hostile server cannot make the client wait or
+  grow without end: every request, prefill included, ends after
+  ``request_timeout_s`` (``REQUEST_TIMEOUT_S``), and an answer may hold at
+  most ``MAX_ANSWER_BYTES``, one line (one event) at most ``MAX_LINE_BYTES``,
+  and a number of lines in proportion to the tokens asked for
+  (``LINES_PER_TOKEN``, ``EXTRA_LINES``).  Beyond them the request fails as a
+  :class:`ServerError` (``slow`` for time, ``malformed`` for size), which the
+  route counts toward its fallback to the local model.  An answer cut off
+  (the server died, the connection was cut) is a ``ServerError`` too.
+* **Plain HTTP** is accepted only to loopback unless the caller allows it
+  (:mod:`daemon.backends.served.endpoint`, the config's ``allow_insecure_http``).
 * **The bearer token** is read from a file once and sent in the
   ``Authorization`` header; it is never logged or shown (``repr`` omits it).
+  A token file that other users can read or write is refused.
 * **Privacy.**  Error messages never include a response body or a request
   body: both may contain typed text.
 """
@@ -33,14 +45,17 @@ import http.client
 import json
 import logging
 import pathlib
+import os
 import select
 import socket
 import ssl
+import stat
 import threading
 import time
 import urllib.parse
 from typing import Callable, Iterator, Optional
 
+from .endpoint import cleartext_problem
 from .wire import Event, MalformedAnswer, parse_event
 
 log = logging.getLogger(__name__)
@@ -52,6 +67,19 @@ SOCKET_TIMEOUT_S = 30.0
 #: When, after an answer, the watcher looks whether the server closed the connection (a busy
 #: server may close it a while after its last byte).
 CLOSE_CHECKS_S = (0.01, 0.03, 0.1, 0.3)
+#: The longest one request may take, from sending to the end of its answer (prefill included).
+REQUEST_TIMEOUT_S = 10.0
+#: The most one answer, and one line of it (one server-sent event), may hold.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+MAX_LINE_BYTES = 256 * 1024
+#: Lines an answer may have: per token asked for (its event, the blank line after it, a comment),
+#: and beyond them (the first and last events, usage and timings, ``[DONE]``).
+LINES_PER_TOKEN = 3
+EXTRA_LINES = 64
+#: What may follow ``[DONE]`` (the end of the chunked body) on a connection that stays in use.
+TAIL_BYTES = 4096
+#: The most a probe reads of ``/v1/models``.
+PROBE_BYTES = 256 * 1024
 
 
 class ServerError(Exception):
@@ -69,12 +97,21 @@ class Aborted(Exception):
 
 
 def read_token(path: str) -> str:
-    """The bearer token stored in ``path`` (surrounding whitespace removed)."""
+    """The bearer token stored in ``path`` (surrounding whitespace removed).
+    Refused when the file gives other users any access (as ssh refuses a
+    private key): the token lets anyone send text to the server as you."""
     p = pathlib.Path(path).expanduser()
     try:
-        token = p.read_text(encoding="utf-8").strip()
+        with open(p, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if mode & 0o077:
+                raise ServerError("refused", f"the server token file {p} is open to other users "
+                                             f"(mode {stat.S_IMODE(mode):03o}): chmod 600 {p}")
+            token = f.read(64 * 1024).decode("utf-8").strip()
     except OSError as e:
         raise ServerError("refused", f"cannot read the server token file {p}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ServerError("refused", f"the server token file {p} is not UTF-8 text") from None
     if not token or any(c in token for c in "\r\n"):
         raise ServerError("refused", f"the server token file {p} must hold one non-empty line")
     return token
@@ -82,13 +119,19 @@ def read_token(path: str) -> str:
 
 class Server:
     """A serving engine at ``url`` (``http://host:port`` or ``https://...``,
-    optionally with a path prefix before ``/v1``)."""
+    optionally with a path prefix before ``/v1``).  ``http://`` to a host
+    that is not loopback raises ValueError unless ``allow_insecure_http``."""
 
     def __init__(self, url: str, token: Optional[str] = None, ca_file: str = "",
-                 connect_timeout: float = 5.0) -> None:
+                 connect_timeout: float = 5.0, allow_insecure_http: bool = False,
+                 request_timeout_s: float = REQUEST_TIMEOUT_S) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"server URL must look like http://host:port or https://host, got {url!r}")
+        problem = cleartext_problem(url, allow_insecure_http)
+        if problem is not None:
+            raise ValueError(problem)
+        self.request_timeout_s = float(request_timeout_s)
         self.url = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
         base = parts.path.rstrip("/")
         if base.endswith("/v1"):
@@ -174,26 +217,29 @@ class Server:
 
     # ------------------------------------------------------------------ requests
 
-    def stream(self, body: dict, abort: Callable[[], bool]) -> Iterator[Event]:
+    def stream(self, body: dict, abort: Callable[[], bool], timeout_s: Optional[float] = None) -> Iterator[Event]:
         """POST ``body`` to ``/v1/completions`` and yield its events.  Raises
-        :class:`Aborted` once ``abort()`` is true, :class:`ServerError` for
-        everything else that goes wrong.  Closing the generator early closes
-        the connection (the engine stops generating)."""
+        :class:`Aborted` once ``abort()`` is true, ``ServerError("slow")``
+        after ``timeout_s`` (default ``request_timeout_s``), and
+        :class:`ServerError` for everything else that goes wrong, an answer
+        beyond the bounds included.  Closing the generator early closes the
+        connection (the engine stops generating)."""
         payload = json.dumps(body).encode("utf-8")
+        req = _Request(self.url, abort, self.request_timeout_s if timeout_s is None else timeout_s,
+                       int(body.get("max_tokens") or 1))
         with self._lock:
             finished = False
             try:
-                resp = self._send(payload, abort)
+                resp = self._send(payload, req)
                 self._check_status(resp)
                 while True:
                     try:
-                        line = resp.readline()
-                    except (OSError, http.client.HTTPException) as e:
-                        raise self._failure(abort, e) from None
+                        line = resp.readline(MAX_LINE_BYTES + 1)
+                    except (OSError, http.client.HTTPException, ValueError) as e:
+                        raise req.failure(e) from None
                     if not line:
-                        if abort():
-                            raise Aborted()
-                        raise ServerError("malformed", "the answer ended without [DONE]")
+                        raise req.ended() or ServerError("malformed", "the answer ended without [DONE]")
+                    req.count(line)
                     try:
                         event = parse_event(line)
                     except MalformedAnswer as e:
@@ -202,8 +248,7 @@ class Server:
                         continue
                     yield event
                     if event.done and not event.tokens and line.strip() == b"data: [DONE]":
-                        resp.read()  # the end of the chunked body: the connection stays usable
-                        finished = not resp.will_close
+                        finished = _read_tail(resp)  # the connection stays usable if the body ended
                         self._answered = True
                         return
             finally:
@@ -216,7 +261,7 @@ class Server:
                         self._checks = [now + delay for delay in CLOSE_CHECKS_S]
                         self._watch.notify_all()
 
-    def _send(self, payload: bytes, abort: Callable[[], bool]) -> http.client.HTTPResponse:
+    def _send(self, payload: bytes, req: "_Request") -> http.client.HTTPResponse:
         """POST ``payload`` and return the answer's headers (lock held).  A kept
         connection the server closed before answering (no status line came)
         is replaced and the request sent once more: the server never saw it."""
@@ -224,18 +269,18 @@ class Server:
             kept = self._conn if self._conn is not None and self._conn.sock is not None else None
             conn = self._connected(inline=True)
             reused = conn is kept
-            self._arm(abort, conn.sock)
+            self._arm(req.stop, conn.sock)
             try:
                 conn.request("POST", self._base + "/v1/completions", payload, self._headers)
                 return conn.getresponse()
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
-                if attempt == 2 or not reused or abort():
-                    raise self._failure(abort, e) from None
+                if attempt == 2 or not reused or req.stop():
+                    raise req.failure(e) from None
                 log.debug("the server had closed the kept connection; sending on a new one")
                 self.stale_resends += 1
                 conn.close()
-            except (OSError, http.client.HTTPException) as e:
-                raise self._failure(abort, e) from None
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                raise req.failure(e) from None
         raise AssertionError("unreachable")
 
     def _check_status(self, resp: http.client.HTTPResponse) -> None:
@@ -246,22 +291,22 @@ class Server:
                                          "check server_token_file (the bearer token)")
         raise ServerError("http", f"{self.url} answered HTTP {resp.status} {resp.reason}")
 
-    def _failure(self, abort: Callable[[], bool], e: BaseException) -> Exception:
-        if abort():
-            return Aborted()
-        if isinstance(e, (http.client.HTTPException, ValueError)) and not isinstance(e, http.client.RemoteDisconnected):
-            return ServerError("malformed", f"{self.url}: not an HTTP answer ({type(e).__name__})")
-        return ServerError("unreachable", f"connection to {self.url} lost ({type(e).__name__})")
-
     def probe(self, timeout: float = 2.0) -> Optional[str]:
         """None when the server answers ``GET /v1/models`` (with the token),
         else why not.  Uses a connection of its own, so it never waits for a
-        completion in flight."""
+        completion in flight; the exchange ends after ``timeout`` to connect
+        and ``timeout`` more for the answer (at most ``PROBE_BYTES`` read)."""
         conn = self._new_connection(timeout)
+        cut: Optional[threading.Timer] = None
         try:
+            conn.connect()
+            assert conn.sock is not None
+            cut = threading.Timer(timeout, _shut, (conn.sock,))
+            cut.daemon = True
+            cut.start()
             conn.request("GET", self._base + "/v1/models", headers=self._headers)
             resp = conn.getresponse()
-            resp.read()
+            resp.read(PROBE_BYTES)
             self._check_status(resp)
             return None
         except ServerError as e:
@@ -269,9 +314,11 @@ class Server:
         except ssl.SSLCertVerificationError as e:
             return (f"the certificate of {self.url} is not trusted ({e.verify_message or e.reason}): "
                     "set server_ca_file to the CA that signed it")
-        except (OSError, http.client.HTTPException) as e:
+        except (OSError, http.client.HTTPException, ValueError) as e:
             return f"cannot reach {self.url} ({type(e).__name__})"
         finally:
+            if cut is not None:
+                cut.cancel()
             conn.close()
 
     # ------------------------------------------------------------------ the watcher
@@ -303,10 +350,7 @@ class Server:
                 if self._poll(abort):
                     with self._watch:
                         if self._sock is sock and sock is not None:
-                            try:
-                                sock.shutdown(socket.SHUT_RDWR)
-                            except OSError:
-                                pass
+                            _shut(sock)
                             self._abort = None  # shut down once; the reader clears the rest
                 else:
                     time.sleep(POLL_S)
@@ -346,3 +390,69 @@ def _peer_closed(sock: socket.socket) -> bool:
     except (OSError, ValueError):
         return True
     return bool(readable)
+
+
+def _shut(sock: socket.socket) -> None:
+    """End ``sock``'s exchange from another thread: a read blocked on it returns at once."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _read_tail(resp: http.client.HTTPResponse) -> bool:
+    """Read what follows ``[DONE]`` (at most ``TAIL_BYTES``); whether the
+    body ended there and the connection can carry the next request."""
+    try:
+        resp.read(TAIL_BYTES)
+    except (OSError, http.client.HTTPException, ValueError):
+        return False  # cut off after its last event: the answer is whole, the connection is not
+    return resp.isclosed() and not resp.will_close
+
+
+class _Request:
+    """The bounds of one request: its caller's ``abort``, its deadline, and
+    the size of its answer (lines in proportion to ``max_tokens``)."""
+
+    def __init__(self, url: str, abort: Callable[[], bool], timeout_s: float, max_tokens: int) -> None:
+        self.url = url
+        self.abort = abort
+        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + timeout_s
+        self.max_lines = LINES_PER_TOKEN * max(1, max_tokens) + EXTRA_LINES
+        self.lines = 0
+        self.bytes = 0
+
+    def stop(self) -> bool:
+        """The watcher's predicate: the caller aborted, or the deadline passed."""
+        return bool(self.abort()) or time.monotonic() > self.deadline
+
+    def ended(self) -> Optional[Exception]:
+        """Why the request was stopped from outside, if it was."""
+        if self.abort():
+            return Aborted()
+        if time.monotonic() > self.deadline:
+            return ServerError("slow", f"{self.url} did not finish its answer within {self.timeout_s:g} s")
+        return None
+
+    def failure(self, e: BaseException) -> Exception:
+        """What a failed send or read means for the caller."""
+        stopped = self.ended()
+        if stopped is not None:
+            return stopped
+        lost = (http.client.IncompleteRead, http.client.RemoteDisconnected)  # cut off, or closed unanswered
+        if isinstance(e, lost) or not isinstance(e, (http.client.HTTPException, ValueError)):
+            return ServerError("unreachable", f"connection to {self.url} lost ({type(e).__name__})")
+        return ServerError("malformed", f"{self.url}: not an HTTP answer ({type(e).__name__})")
+
+    def count(self, line: bytes) -> None:
+        """One line read: raises ``ServerError("malformed")`` beyond the bounds."""
+        self.lines += 1
+        self.bytes += len(line)
+        if len(line) > MAX_LINE_BYTES:
+            raise ServerError("malformed", f"{self.url} sent a line longer than {MAX_LINE_BYTES} bytes")
+        if self.bytes > MAX_ANSWER_BYTES:
+            raise ServerError("malformed", f"{self.url} sent an answer longer than {MAX_ANSWER_BYTES} bytes")
+        if self.lines > self.max_lines:
+            raise ServerError("malformed", f"{self.url} sent more than {self.max_lines} lines "
+                                           "for the tokens asked for")

@@ -18,7 +18,10 @@ do the coverage search with its own constrained decoding:
    token-exact split inside a word is not available.)
 2. **Covering and continuation** are one greedy generation under a grammar
    (llama.cpp) or regular expression (vLLM) that forces the typed part:
-   coverage search with beam width 1 done by the engine.  The answer is
+   coverage search with beam width 1 done by the engine.  The next keystroke
+   in the same word starts from the covering tokens the last answer chose
+   (llama-server: sent as token ids after the prompt, :class:`_Covering`),
+   so the engine forces only the new characters; the answer is the same.  The answer is
    streamed; the suggestion is what follows the typed part, cut by the same
    rules as the local decoder's (newline in single-line mode, sentence end,
    broken UTF-8, ``max_tokens``, ``continue_min_prob``), and the stream is
@@ -41,8 +44,10 @@ do the coverage search with its own constrained decoding:
    suggestion is shown, with confidence 1.
 4. **Deadline.**  With ``deadline_ms`` set, a request whose first word has
    not arrived by then is aborted and raises ``ServerError("slow")`` (the
-   route answers that keystroke from the local model).  A newer keystroke
-   (``cancel``) aborts the request at once either way.
+   route answers that keystroke from the local model).  Every request, the
+   prefill included, also ends after the server's ``request_timeout_s``
+   whatever it receives (:mod:`daemon.backends.served.client`).  A newer
+   keystroke (``cancel``) aborts the request at once either way.
 """
 
 from __future__ import annotations
@@ -217,6 +222,24 @@ class _Answer:
         )
 
 
+@dataclass(frozen=True)
+class _Covering:
+    """The start of the covering the last answer chose: its whole tokens
+    inside the typed part, after ``prompt``.  A request with the same prompt
+    whose typed part extends ``typed`` (the next keystroke in the word) sends
+    them as token ids after the prompt and forces only the rest: the engine
+    neither evaluates nor searches them again.  That changes nothing in the
+    answer: at each of those positions the tokens the longer typed part
+    allows are a subset of those the shorter one allowed, and the token
+    chosen there lies inside the shorter typed part, so it is allowed by
+    both and stays the most likely; their log-probabilities are the ones
+    streamed before (the same logits), seen through the new typed part."""
+
+    prompt: str
+    typed: bytes
+    tokens: tuple[TokenEvent, ...]
+
+
 class ServedCompleter:
     """The worker's ``Completer`` for a served model; see the module docstring.
     Used from one thread (the worker's) at a time."""
@@ -234,6 +257,10 @@ class ServedCompleter:
         self.requests = 0  #: requests sent (benchmarks)
         self.tokens = 0  #: tokens received
         self.cancelled = 0  #: requests aborted by ``cancel`` (a newer keystroke)
+        self.failed = 0  #: requests that ended in a ServerError (benchmarks)
+        self.reused = 0  #: covering tokens sent as ids instead of being generated again (benchmarks)
+        self.covering_tokens = 0  #: tokens received inside the typed part (generated under the constraint)
+        self._covering: Optional[_Covering] = None
 
     def warm_step(self, cancel: Optional[CancelCheck] = None) -> bool:
         return False
@@ -278,11 +305,22 @@ class ServedCompleter:
             if cancel is not None and cancel():
                 self.cancelled += 1
                 raise Cancelled() from None
+            self.failed += 1
             raise ServerError("slow", f"no suggestion from {self.server.url} within "
                                       f"{self.deadline_s * 1000:.0f} ms") from None
+        except ServerError:
+            self.failed += 1
+            raise
         if cancel is not None and cancel():
             self.cancelled += 1
             raise Cancelled()
+
+    def _reusable(self, prompt: str, typed: bytes) -> tuple[TokenEvent, ...]:
+        """The last answer's covering tokens, when this request may start from them (see :class:`_Covering`)."""
+        last = self._covering
+        if last is None or not prompt or last.prompt != prompt or not typed.startswith(last.typed):
+            return ()
+        return last.tokens
 
     def complete(self, text: str, params: BeamParams, cancel: Optional[CancelCheck] = None,
                  on_partial: Optional[Callable[[Suggestion], None]] = None) -> Suggestion:
@@ -291,11 +329,19 @@ class ServedCompleter:
             return Suggestion(text="", confidence=0.0, timings_ms={"total": 0.0})
         prompt, typed = self._split(text, params)
         answer = _Answer(prompt + (typed or ""), typed or "", params)
+        reused = self._reusable(prompt, answer.typed) if typed is not None else ()
+        for tok in reused:
+            answer.add(tok)
+        chain = list(reused)  # this answer's covering so far: whole tokens inside the typed part, with ids
         deadline = time.monotonic() + self.deadline_s if self.deadline_s else None
         first_ms: list[float] = []
 
         def on_token(tok: TokenEvent) -> bool:
             had_word = answer.fw is not None
+            self.covering_tokens += len(answer.data) < len(answer.typed)
+            if len(chain) == answer.tokens and len(answer.data) + len(tok.text.encode("utf-8")) <= len(answer.typed) \
+                    and tok.id is not None:
+                chain.append(tok)
             answer.add(tok)
             if answer.fw is not None and on_partial is not None:
                 if not had_word:
@@ -307,9 +353,16 @@ class ServedCompleter:
         def late() -> bool:
             return deadline is not None and answer.fw is None and time.monotonic() > deadline
 
-        max_tokens = len(answer.typed) + int(params.max_tokens) + 1
-        body = completion_body(self.engine, prompt, typed, max_tokens, self.model, self.logprobs)
-        self._run(body, cancel, on_token, late)
+        done = sum(len(t.text.encode("utf-8")) for t in reused)
+        rest = answer.typed[done:].decode("utf-8") if typed is not None else None
+        max_tokens = len(answer.typed) - done + int(params.max_tokens) + 1
+        body = completion_body(self.engine, prompt, rest, max_tokens, self.model, self.logprobs,
+                               covered=[t.id for t in reused if t.id is not None])
+        self.reused += len(reused)
+        try:
+            self._run(body, cancel, on_token, late)
+        finally:
+            self._covering = _Covering(prompt, answer.typed, tuple(chain)) if chain else None
         answer.finish()
         timings = {"total": round((time.perf_counter() - t0) * 1000.0, 3)}
         if first_ms:

@@ -7,9 +7,10 @@ the server
 
 * at once when it is unreachable, refuses the request (token), answers an
   HTTP error or something that is not a completions stream;
-* after ``SLOW_AFTER`` requests in a row missed their deadline (one slow
-  answer is often the first request in a field, whose prompt the engine had
-  to evaluate; it stays cached, so the next one is fast).  A server that
+* after ``SLOW_AFTER`` requests in a row (prefills included) missed their
+  deadline (one slow answer is often the first request in a field, whose
+  prompt the engine had to evaluate; it stays cached, so the next one is
+  fast).  A server that
   answers but too slowly is tried again after ``slow_retry_s`` (doubling
   each time it is left for slowness, up to ten minutes), so a server that is
   always slow does not make the route, the log and the status go back and
@@ -140,14 +141,21 @@ class ServedRoute:
             return False
         return bool(self.local.warm_step(cancel))  # type: ignore[attr-defined]
 
+    def _failed(self, error: ServerError) -> None:
+        """A request failed: leave at once, or after ``SLOW_AFTER`` slow ones in a row."""
+        if error.kind == "slow":
+            self._slow += 1
+            if self._slow < SLOW_AFTER:
+                return
+        self.leave(error)
+
     def prefill(self, text: str, params: BeamParams, cancel: Optional[CancelCheck] = None) -> None:
         if self._on_server:
             try:
                 self.served.prefill(text, params, cancel)
                 return
             except ServerError as e:
-                if e.kind != "slow":
-                    self.leave(e)
+                self._failed(e)
         if self.local is not None:
             self.local.prefill(text, params, cancel)
 
@@ -159,12 +167,7 @@ class ServedRoute:
                 self._slow = 0
                 return result
             except ServerError as e:
-                if e.kind == "slow":
-                    self._slow += 1
-                    if self._slow >= SLOW_AFTER:
-                        self.leave(e)
-                else:
-                    self.leave(e)
+                self._failed(e)
         if self.local is None:
             return Suggestion(text="", confidence=0.0)
         return self.local.complete(text, params, cancel, on_partial)

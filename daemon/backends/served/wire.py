@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 ENGINES = ("llama.cpp", "vllm")
 #: Alternatives asked for per position (vLLM's default max_logprobs is 20).
@@ -64,13 +64,18 @@ def regex_forcing(typed: str) -> str:
 
 
 def completion_body(engine: str, prompt: str, typed: Optional[str], max_tokens: int,
-                    model: str = "", logprobs: Optional[int] = TOP_LOGPROBS) -> dict:
+                    model: str = "", logprobs: Optional[int] = TOP_LOGPROBS, covered: Sequence[int] = ()) -> dict:
     """The JSON body of one streamed request: continue ``prompt``, the
-    continuation starting with ``typed`` (None: unconstrained, naive decoding)."""
+    continuation starting with ``typed`` (None: unconstrained, naive decoding).
+    ``covered``: token ids that follow the prompt text (llama-server's mixed
+    prompt, ``[text, id, ...]``), the start of the covering an earlier answer
+    chose; ``typed`` is then what is left to force after them."""
     if engine not in ENGINES:
         raise ValueError(f"unknown serving engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if covered and engine != "llama.cpp":
+        raise ValueError("token ids in the prompt are llama-server's (engine llama.cpp)")
     body: dict = {
-        "prompt": prompt,
+        "prompt": [prompt, *(int(t) for t in covered)] if covered else prompt,
         "max_tokens": int(max_tokens),
         "temperature": 0.0,
         "stream": True,
@@ -95,6 +100,8 @@ class TokenEvent:
     logprob: Optional[float] = None  #: log P(token) as the engine reports it (None: not reported)
     #: the engine's alternatives at this position: token text -> log-probability
     top: dict = field(default_factory=dict)
+    #: the token's id in the engine's vocabulary, where it says (llama-server); None otherwise
+    id: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -170,7 +177,9 @@ def _content_tokens(text: str, content: list) -> tuple[TokenEvent, ...]:
         for alt in item.get("top_logprobs") or []:
             if isinstance(alt, dict) and isinstance(alt.get("token"), str) and isinstance(alt.get("logprob"), (int, float)):
                 alts[alt["token"]] = float(alt["logprob"])
-        out.append(TokenEvent(item["token"], float(lp) if isinstance(lp, (int, float)) else None, alts))
+        tid = item.get("id")
+        out.append(TokenEvent(item["token"], float(lp) if isinstance(lp, (int, float)) else None, alts,
+                              tid if isinstance(tid, int) and not isinstance(tid, bool) else None))
     if "".join(t.text for t in out) != text:  # e.g. a character split across tokens: keep the text
         return (TokenEvent(text),) if text else ()
     return tuple(out)

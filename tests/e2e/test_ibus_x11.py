@@ -115,11 +115,21 @@ def test_denylisted_application_gets_nothing(ibus_desktop):
     assert app.field("second")["preedits"] == 0
 
 
-def test_config_reload_disables_and_typed_text_never_reaches_disk_or_logs(ibus_desktop):
+def test_config_reload_disables_and_typed_text_never_reaches_disk_or_logs(xvfb, tmp_path):
+    """At debug level: neither the typed marker nor the suggestion shown for
+    it reaches any file the engine wrote (the test app's own record of its
+    field aside)."""
+    with ibus_session(xvfb, tmp_path, installed=False,
+                      config_text=CONFIG.replace('log_level = "info"', 'log_level = "debug"')) as desktop:
+        _disable_and_scan(desktop)
+
+
+def _disable_and_scan(ibus_desktop) -> None:
     app = ibus_desktop.start_app("3")
-    marker = "Zebrafinch quantumleap"
+    marker = "Zebrafinch quantumleap, Zebrafinch quantumleap, Zebrafinch quan"
     ibus_desktop.type(marker)
-    wait_for_preedit(app)
+    suggested = wait_for_preedit(app).strip()
+    assert len(suggested) >= 4, repr(suggested)  # long enough to be found if it leaked
     config = ibus_desktop.tmp / "config.toml"
     config.write_text(config.read_text() + "enabled = false\n")
     assert wait_until(lambda: "status: disabled" in ibus_desktop.engine_output(), timeout=10), \
@@ -132,9 +142,11 @@ def test_config_reload_disables_and_typed_text_never_reaches_disk_or_logs(ibus_d
     assert stays(lambda: app.field()["preedits"] == shown, window), \
         f"disabled, yet a suggestion within {window:.1f} s: {app.state()}"  # nothing more is suggested
     home = pathlib.Path(ibus_desktop.env["HOME"])
-    leaks = [str(p) for p in [*home.rglob("*"), ibus_desktop.engine_log] if p.is_file()
-             and "gtk" not in p.name and marker.encode() in p.read_bytes()]
+    leaks = [f"{p}: {what}" for p in [*home.rglob("*"), ibus_desktop.engine_log] if p.is_file() and "gtk" not in p.name
+             for what, needle in (("typed", b"Zebrafinch"), ("suggested", suggested.encode()))
+             if needle in p.read_bytes()]
     assert leaks == []
+    assert "suggestion shown as" in ibus_desktop.engine_output()  # the debug log was written
 
 
 def test_a_model_that_fails_to_load_leaves_typing_untouched(xvfb, tmp_path):

@@ -2,7 +2,8 @@
 # Installs the Debian/Ubuntu system libraries ghosttype needs at run time
 # (the Qt xcb platform plugin's libraries, AT-SPI), a C/C++ compiler for
 # llama-cpp-python (pip builds it from source), and with --test also the
-# tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, trayer (a tray host), a D-Bus
+# tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, a tray host (trayer, or stalonetray where
+# the release has no trayer, as Debian sid), a D-Bus
 # session bus, and the validators of the startup files: desktop-file-validate
 # and systemd-analyze; for the IBus engine's tests the GTK3/GTK4 IBus IM
 # modules and Debian's PyGObject for the GTK test app, and GNOME Shell for the
@@ -23,7 +24,7 @@ runtime=(
 # python3-dev: pip builds evdev (a pynput dependency) from source against Python.h
 build=(build-essential python3-dev)
 test_tools=(
-  xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox trayer
+  xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst
   ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell
   openssl cmake libssl-dev
@@ -43,4 +44,12 @@ SUDO=""
 if [[ "$(id -u)" != 0 ]]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+if [[ "${1:-}" == "--test" ]]; then
+  for tray in trayer stalonetray; do
+    if [[ -n "$(apt-cache policy "$tray" 2>/dev/null | grep -v '(none)' | grep Candidate)" ]]; then
+      packages+=("$tray")
+      break
+    fi
+  done
+fi
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"

@@ -10,7 +10,7 @@ from daemon.config import Config
 from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
 from daemon.frontends.ibus import wire
-from daemon.frontends.ibus.engine import GHOST_COLOUR, PROP_ENABLED, PROP_PAUSED, PROP_STATUS, IBusFrontend, app_from_client, continues
+from daemon.frontends.ibus.engine import TEXT_WAIT_KEYS, GHOST_COLOUR, PROP_ENABLED, PROP_PAUSED, PROP_STATUS, IBusFrontend, app_from_client, continues
 from tests.daemon.fakes import ManualWorker
 
 TAB, ESC, LEFT, RIGHT, BACKSPACE = 0xFF09, 0xFF1B, 0xFF51, 0xFF53, 0xFF08
@@ -689,3 +689,24 @@ def test_a_client_that_reports_no_text_leaves_the_field_to_the_unknown_fields_se
     assert bool(rig.worker.requests) is suggests
     if suggests:
         assert rig.worker.last[1] == "Hello"
+
+
+def test_a_client_that_offers_text_and_never_reports_it_gets_suggestions_after_a_few_keys(rig):
+    """konsole on KWin: surrounding text offered, never sent, no purpose
+    declared.  After TEXT_WAIT_KEYS keys the field is taken to be one that
+    cannot tell, its held keys go on in order, and ``unknown_fields`` (here
+    the default: suggest with a local model) decides."""
+    engine, out = rig.engine("wayland", caps=REPORTS_TEXT)
+    type_text(engine, "ls -la /e"[:TEXT_WAIT_KEYS])
+    assert rig.worker.requests == []  # still waiting for the field's text
+    type_text(engine, "ls -la /etc/"[TEXT_WAIT_KEYS:])
+    assert rig.worker.last[1] == "ls -la /etc/" and rig.controller.buffer_text == "ls -la /etc/"
+
+
+def test_a_client_that_reported_once_is_waited_for(rig):
+    """Firefox: the empty field reported at focus-in tells nothing, and its
+    text comes a key or more late; however long, its keys stay held."""
+    engine, out = rig.engine("wayland", caps=REPORTS_TEXT)
+    engine.set_surrounding_text("", 0, 0)
+    type_text(engine, "correct horse")
+    assert rig.worker.requests == [] and rig.controller.buffer_text == ""

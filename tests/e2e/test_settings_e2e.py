@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -82,12 +83,17 @@ def _is_menu(display: str, window: str) -> bool:
 
 @pytest.fixture
 def tray_desktop(xvfb: str, tmp_path: pathlib.Path) -> Iterator[tuple]:
-    """trayer, a second xterm (class ``Notes``, ``cat > notes.txt``), then the
-    xterm + daemon of ``test_daemon_e2e`` (the first xterm focused)."""
-    needs.tool("trayer", "trayer")
-    # trayer (GTK 2) warns on stderr without end: a pipe nobody reads would stop it.
-    start_app(xvfb, ["sh", "-c", "exec trayer --edge top --align right --widthtype pixel --width 32 --height 32 "
-                     "--SetDockType false --transparent false 2>/dev/null"], wm_class="trayer")
+    """A tray host (trayer, or stalonetray where the release has no trayer),
+    a second xterm (class ``Notes``, ``cat > notes.txt``), then the xterm +
+    daemon of ``test_daemon_e2e`` (the first xterm focused)."""
+    if shutil.which("trayer") is None and shutil.which("stalonetray") is not None:
+        start_app(xvfb, ["sh", "-c", "exec stalonetray --geometry 1x1-0+0 --icon-size 32 --kludges force_icons_size "
+                         "2>/dev/null"], wm_class="stalonetray")
+    else:
+        needs.tool("trayer", "trayer")
+        # trayer (GTK 2) warns on stderr without end: a pipe nobody reads would stop it.
+        start_app(xvfb, ["sh", "-c", "exec trayer --edge top --align right --widthtype pixel --width 32 --height 32 "
+                         "--SetDockType false --transparent false 2>/dev/null"], wm_class="trayer")
     notes_file = tmp_path / "notes.txt"
     notes = start_app(xvfb, ["xterm", "-name", "notes", "-class", "Notes", "-geometry", "80x8+40+300", "-e", "sh", "-c",
                              f"stty -icanon -echoctl; exec cat > {notes_file}"], wm_class="Notes")

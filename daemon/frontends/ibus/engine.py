@@ -103,6 +103,11 @@ PROP_STATUS = "ghosttype.status"
 #: Keys of an unidentified field kept for the controller (the oldest go first;
 #: a report of the field's text replaces them soon in every client seen).
 HELD_KEYS = 256
+#: Keys after which a field whose client has reported no text at all is taken
+#: to be one that never will (konsole on KWin offers surrounding text and
+#: sends none): its keys go on and ``unknown_fields`` decides.  Clients that
+#: report text do so a key or two late at most (Firefox on KWin).
+TEXT_WAIT_KEYS = 8
 
 
 class EngineOutput(Protocol):
@@ -260,6 +265,7 @@ class Engine:
         self._shown: tuple[str, str] = ("", "")  #: (text, "preedit" | "popup") currently displayed
         self._masked = False  #: the field's text is password mask characters
         self._text_seen = False  #: the field has reported text that is not all mask characters
+        self._reported = False  #: the field has reported its text at all (even "")
         #: keys of a field not known yet to be unmasked (see "Privacy" above)
         self._held: collections.deque[KeyEvent] = collections.deque(maxlen=HELD_KEYS)
         self._in_key = False  #: a key press is being handled: showing waits for key_done()
@@ -300,7 +306,8 @@ class Engine:
         """Whether this field's keys are held: nothing tells yet whether it
         is masked, and its client can still tell by reporting its text."""
         reports_text = not self.capabilities or self.capabilities & wire.CAP_SURROUNDING_TEXT
-        return self.password_verdict() is None and bool(reports_text)
+        waiting = self._reported or self._keys_since_focus <= TEXT_WAIT_KEYS
+        return self.password_verdict() is None and bool(reports_text) and waiting
 
     def focus_state(self, text_before_caret: Optional[str] = None) -> FocusState:
         return FocusState(app_id=self.app_id(), window_id=self._field, is_password=self.password_verdict(),
@@ -369,8 +376,19 @@ class Engine:
         if self.unidentified():
             self._held.append(event)
             return
+        if self._held:  # no text came: the client cannot tell (see TEXT_WAIT_KEYS)
+            self._release_held("no text from the field")
+        self._pass(event)
+
+    def _pass(self, event: KeyEvent) -> None:
         self.echoes.key_passed(self.controller.buffer_text)
         self.controller.on_key(event)
+
+    def _release_held(self, why: str) -> None:
+        """The held keys go on to the controller, in order."""
+        log.debug("%s: %d held keys go on", why, len(self._held))
+        while self._held:
+            self._pass(self._held.popleft())
 
     def _privacy_changed(self, verdict: Optional[bool]) -> None:
         """Something the privacy rules look at changed (``verdict``: the one
@@ -382,9 +400,7 @@ class Engine:
         if self.password_verdict() != verdict:
             self.controller.on_focus(self.focus_state())  # the privacy rules again
         if self._held and not self.unidentified():
-            log.debug("the field is not masked: %d held keys go on", len(self._held))
-            while self._held:
-                self._feed(self._held.popleft())
+            self._release_held("the field is not masked")
 
     def key_done(self) -> None:
         """The answer to the key press has been sent: the application has the
@@ -410,7 +426,7 @@ class Engine:
         self._keys_since_focus = 0
         self.echoes.reset()
         self._masked = False
-        self._text_seen = False
+        self._text_seen = self._reported = False
         self._held.clear()
         self._surrounding = None
         self._surrounding_fresh = False
@@ -464,6 +480,7 @@ class Engine:
     def set_surrounding_text(self, text: str, cursor: int, anchor: int) -> None:
         masked = bool(text) and set(text) <= MASK_CHARS
         verdict = self.password_verdict()
+        self._reported = True
         if text:  # an empty field tells nothing
             self._masked = masked
             self._text_seen = self._text_seen or not masked

@@ -4,7 +4,7 @@ A small code model suggests code better than a small general one and prose
 worse: for a simulated user who waits for each suggestion, Qwen2.5-Coder-0.5B
 saved 52% of the keystrokes on this project's code texts where SmolLM2 saved
 44%.  It is also slower per token, so whether it pays depends on the machine
-and the typing pace (README, *Keystrokes saved*: on 2 cores it wins at 5
+and the typing pace (daemon/evaluation/README.md, *Keystrokes saved*: on 2 cores it wins at 5
 keys/s and loses keystrokes at 10).
 
 With ``code_model`` set, :class:`CodeRoute` is the worker's ``Completer``:

@@ -1,7 +1,7 @@
 """Suite-wide settings.
 
 Hypothesis: no per-example deadline.  None of the property tests is about
-speed (speed is measured by the benchmarks, README "Benchmarks"), and on a
+speed (speed is measured by the benchmarks, daemon/evaluation/README.md), and on a
 busy 2-core machine the default 200 ms deadline turns a slow example into a
 failure that says nothing about the code.  A test that wants a deadline sets
 one explicitly with ``@settings(deadline=...)``.

@@ -1,6 +1,6 @@
 """``ghosttype eval``: the benchmarks a user can run on their own text.
 
-Four modes (DESIGN 4; the JSON shapes are documented in the README):
+Four modes (the benchmarks and their figures: daemon/evaluation/README.md):
 
 quality (default)
     ``ghosttype eval FILE... [--strategies naive,heal,cpc1,cpc2,cpc4]

@@ -7,7 +7,7 @@ when its first character is not what they type next.  The confidence is a
 calibrated estimate of the probability of the first, against the second, for
 a suggestion shown where a user typing the text would see it (on texts the
 model was not fitted on, of suggestions scored 0.7-0.8, about three in four
-are taken; the README reports the reliability table).  The signals all
+are taken; daemon/evaluation/README.md reports the reliability table).  The signals all
 describe the suggestion's first word, which is what both keys insert first.
 
 **Signals** (:class:`WordSignals`), all read off the search the decoder ran
@@ -39,7 +39,8 @@ test checks it still reproduces them from the saved data.  (Until this
 release the label was "finishes the word right at a random mid-word cursor",
 a question about the decoder rather than the user; refitted on what the user
 takes, the same signals put a third fewer wrong suggestions in front of the
-user for about the same keystrokes saved: README, "Keystrokes saved".)
+user for about the same keystrokes saved: daemon/evaluation/README.md,
+"Keystrokes saved".)
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ class BeamParams:
     confidence_threshold: float = 0.60
     #: words after the first are suggested while the confidence times the
     #: continuation's probability stays at or above this (0: up to max_tokens);
-    #: chosen by the simulated user at 10 keys/s (README, "Keystrokes saved")
+    #: chosen by the simulated user at 10 keys/s (daemon/evaluation/README.md, "Keystrokes saved")
     continue_min_prob: float = 0.10
     single_line: bool = True  #: stop at a newline
     stop_at_sentence_end: bool = True  #: stop after ". ", "! ", "? "

@@ -18,7 +18,7 @@ next word / word completion
     accepting ``s`` up to its first word boundary types exactly the right word,
     no more and no less.  At a mid-word cursor the target is simply the rest of
     the current word (``ref`` starts with a word character), and this is the
-    *word completion* of DESIGN 4: "the suggestion finishes the current word
+    *word completion* of the quality benchmark: "the suggestion finishes the current word
     exactly".  Word completion is only reported over mid-word cursors.
 
 whitespace in word

@@ -3,7 +3,7 @@
 An offset ``i`` means "the caret is between ``text[i-1]`` and ``text[i]``": the
 decoder sees ``text[:i]`` and the true continuation is ``text[i:]``.
 
-Kinds (DESIGN 4):
+Kinds (daemon/evaluation/README.md):
 
 * ``mid`` -- mid-word cursors: the characters on both sides of the cursor are
   word characters.  This is where token healing and CPC matter, because the

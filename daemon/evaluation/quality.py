@@ -1,4 +1,4 @@
-"""The quality benchmark (DESIGN 4, the NinetyFive protocol).
+"""The quality benchmark (the NinetyFive protocol; daemon/evaluation/README.md).
 
 For each chosen cursor offset, the text before it (at most ``context_chars``
 characters) goes to the decoder once per strategy, back to back, after one

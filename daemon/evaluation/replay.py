@@ -1,5 +1,5 @@
 """Typing replay: keystroke latency and model work through the daemon's own
-request path (DESIGN 4, "Latency").
+request path (daemon/evaluation/README.md, "Keystroke latency").
 
 A text is typed one character at a time into a real
 :class:`daemon.controller.Controller` driving a real

@@ -2,7 +2,7 @@
 
 Every search step asks the :class:`daemon.cpc.vocab.VocabIndex` for the tokens
 that are a proper prefix of the uncovered remainder and the tokens that start
-with it (DESIGN 3.2).  This times both calls, one call per sample with
+with it (daemon/cpc/README.md).  This times both calls, one call per sample with
 ``time.perf_counter_ns``, over
 
 * remainders sampled from real text: at seeded cursor offsets the context is

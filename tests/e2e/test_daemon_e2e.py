@@ -163,7 +163,7 @@ def reference_suggestion(text: str) -> str:
     """What the decoder suggests for ``text`` with the test's settings, from a
     separate process.  The daemon reached the same text key by key, so its
     cache was filled in other batches; the backend promises equal rankings up
-    to near-ties, not equal bytes (README "Where we departed...": batching
+    to near-ties, not equal bytes (daemon/cpc/README.md "Where we departed...": batching
     moves CPU results by tenths of a nat; tests/llm/test_llama_backend.py
     ``assert_close``), so callers compare the first word, not the whole text."""
     out = subprocess.run(

@@ -20,7 +20,7 @@ What is checked, per application:
 
 The daemon logs (at debug level, without any text) how long each ghost took
 after its key; the test prints the per-application figures (fraction of
-misplaced ghosts, key-to-ghost p50/p95) for the README.
+misplaced ghosts, key-to-ghost p50/p95) for daemon/evaluation/README.md.
 """
 
 from __future__ import annotations

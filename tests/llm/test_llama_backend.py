@@ -45,7 +45,7 @@ def reference(fresh: LlamaLM, seq: list[int]) -> np.ndarray:
 
 def assert_close(row: np.ndarray, ref: np.ndarray) -> None:
     """Same argmax, same top ranks, and close log-probabilities on the top 50
-    (DESIGN: batching may move CPU results by a few tenths of a nat)."""
+    (daemon/cpc/README.md: batching may move CPU results by a few tenths of a nat)."""
     assert row.argmax() == ref.argmax()
     # near-ties may swap places: each top 5 must sit inside the other's top 10
     assert set(np.argsort(-row)[:5]) <= set(np.argsort(-ref)[:10])

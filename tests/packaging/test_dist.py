@@ -68,7 +68,10 @@ def test_sdist_contents(dists):
                    "daemon/commands/autostart.py", "ui/app.py", "packaging/linux/ghosttype.service",
                    "packaging/linux/ghosttype.desktop", "packaging/linux/install-deps.sh",
                    "packaging/macos/io.github.ghosttype.plist", "packaging/windows/install-startup.ps1",
-                   "tests/packaging/test_packaging_files.py", "tests/unit/test_layering.py"):
+                   "tests/packaging/test_packaging_files.py", "tests/unit/test_layering.py",
+                   # the notes README.md links to, beside their code
+                   "daemon/README.md", "daemon/evaluation/README.md", "daemon/cpc/README.md",
+                   "daemon/frontends/ibus/README.md", "packaging/README.md"):
         assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
 
@@ -85,6 +88,7 @@ def test_wheel_contents(dists):
                    "daemon/cpc/beam.py", "daemon/backends/llamacpp/llama.py", "ui/app.py"):
         assert needed in names, needed
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n or n.endswith(".pyc")]
+    assert not [n for n in names if n.endswith(".md")], "the notes beside the code belong to the sdist only"
     assert "ghosttype = daemon.__main__:main" in entry_points
 
 

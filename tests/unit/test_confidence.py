@@ -84,8 +84,9 @@ def test_leave_one_text_out_scores_each_text_with_a_model_fitted_without_it():
 
 
 def test_the_shipped_coefficients_are_what_the_script_fits_on_the_saved_training_data():
-    """The training data is ``--save-training`` output of the README's runs
-    (signals and labels only); refitting it must give the shipped tuple."""
+    """The training data is ``--save-training`` output of the runs in
+    daemon/evaluation/README.md (signals and labels only); refitting it must
+    give the shipped tuple."""
     examples = fit.examples_from_training(json.loads(TRAINING.read_text(encoding="utf-8")))
     assert len({e.file for e in examples}) == 4
     x, y = fit.design(examples)

@@ -1,4 +1,4 @@
-"""The import rules of DESIGN.md section 2, checked in fresh interpreters.
+"""The import rules of daemon/README.md, checked in fresh interpreters.
 
 ``daemon.cpc`` is a pure library (stdlib + numpy); ``daemon`` never imports Qt
 or ``ui``; headless commands must not pull in pynput (which fails to import

@@ -114,7 +114,7 @@ class LlamaLM:
     beams is stored once).  ``chunk_tokens`` bounds the work between two
     cancel checks: at ~4 ms per token on SmolLM2 (2 cores), 64 tokens is
     ~0.25 s.  ``flash_attn`` is off by default: on CPU it makes results depend
-    more on how tokens were split into batches (see DESIGN, numerics).
+    more on how tokens were split into batches (daemon/cpc/README.md).
     ``convert_weights``: a Q4_1 model is loaded from its Q8_0 conversion
     (made once in the model cache; :mod:`daemon.backends.llamacpp.weights`),
     ``weights_path`` says which file was loaded.

@@ -7,8 +7,8 @@ model reads a prompt about twice as fast (on a busy 2-core machine the first
 suggestion after a click comes about 40% sooner) and decodes a token about as
 fast, and it suggests as well: Q8_0 holds every Q4_1 weight to within 1/254
 of the largest one in its block of 32, a fraction of Q4_1's own step, and
-the next-token distributions differ by 0.01-0.02 nats (README, *First
-suggestion after a click*).  Other formats are loaded as they are:
+the next-token distributions differ by 0.01-0.02 nats (daemon/evaluation/README.md,
+*First suggestion after a click*).  Other formats are loaded as they are:
 Qwen2.5-Coder's Q4_K_M file decoded no faster as Q8_0, and converting down
 to Q4_0 costs suggestions.
 

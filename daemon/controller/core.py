@@ -95,7 +95,7 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self.tracker = InputTracker(config.buffer_chars)
         self._echo = InjectionEcho(clock)
         #: pairs only where the listener reports what the suppressor swallowed (X11, macOS)
-        self._ledger = SwallowLedger(clock, pairs=bool(getattr(suppressor, "listener_sees_swallowed", True)))
+        self._ledger = SwallowLedger(clock, pairs=suppressor is None or suppressor.listener_sees_swallowed)
         self._enabled = config.enabled
         self._paused = False
         self._blocked = ""
@@ -135,10 +135,10 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
             self._worker = worker
             worker.set_debounce(self._config.debounce_ms)
             # A worker built around a ready decoder never reports a status.
-            if getattr(worker, "load_error", None):
-                self._backend = ("error", str(worker.load_error))  # type: ignore[attr-defined]
+            if worker.load_error:
+                self._backend = ("error", worker.load_error)
             else:
-                self._backend = ("ready", "") if getattr(worker, "ready", True) else ("loading", "")
+                self._backend = ("ready", "") if worker.ready else ("loading", "")
             self._publish_status()
 
     def start(self) -> None:

@@ -174,7 +174,7 @@ class KeyHandling:
                 return False
             log.debug("accepting %d characters", len(piece))
             self.counters["injected_chars"] += len(piece)  # accepted text, and the Tabs passed on
-            if getattr(self._injector, "echoes", True):  # the IBus engine's commits never come back as keys
+            if self._injector is None or self._injector.echoes:
                 self._echo.expect(piece)
             if self._enabled and not self._paused and not self._blocked:
                 self.tracker.accept(piece)

@@ -41,6 +41,9 @@ class UiSink(Protocol):
 class WorkerLike(Protocol):
     """What the controller needs of :class:`~daemon.worker.SuggestionWorker`."""
 
+    ready: bool  #: its model is loaded
+    load_error: Optional[str]  #: why its model failed to load (None: it did not fail)
+
     def submit(self, request_id: int, text: str, params: object) -> None: ...
 
     def prefill(self, text: str, params: object) -> None: ...
@@ -67,5 +70,5 @@ class ControllerState:
 
     def __repr__(self) -> str:
         return (f"ControllerState(ghost_chars={len(self.ghost)}, drawn_chars={len(self.drawn)}, "
-                f"buffer_chars={self.buffer_chars}, armed={self.armed}, enabled={self.enabled}, paused={self.paused}, blocked={self.blocked!r}, "
-                f"status={self.status!r})")
+                f"buffer_chars={self.buffer_chars}, armed={self.armed}, enabled={self.enabled}, "
+                f"paused={self.paused}, blocked={self.blocked!r}, status={self.status!r})")

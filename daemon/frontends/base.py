@@ -12,7 +12,7 @@ protocol (``daemon.frontends.ibus.engine``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol, Sequence
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,11 @@ class FocusInfo(Protocol):
     def current(self) -> FocusState:
         """Describe the focused widget now.  Must not block for long (< 50 ms)."""
 
+    def watch(self, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` (from any thread) whenever focus moves or the
+        focused field's caret or text changes without a key, where the
+        platform reports that (accessibility events); False when it does not."""
+
 
 class CaretLocator(Protocol):
     def caret_rect(self, focus: FocusState) -> Optional[Rect]:
@@ -88,6 +93,10 @@ class KeySuppressor(Protocol):
 
     def disarm(self) -> None:
         """Stop swallowing: the keys reach applications untouched again."""
+
+    def set_keys(self, keys: Sequence[str]) -> None:
+        """Swallow these accept keys from now on (a config reload); raises
+        ``ValueError`` for a key it cannot grab, keeping the old ones."""
 
     def close(self) -> None: ...
 
@@ -116,6 +125,10 @@ class ListenerHook:
 
 
 class TextInjector(Protocol):
+    #: Whether typed text comes back through the keyboard listener as key
+    #: events (synthetic keys do; an input method's commit does not).
+    echoes: bool
+
     def type_text(self, text: str) -> None:
         """Type ``text`` into the focused application as if from the keyboard
         (any Unicode; ``\\n`` as Return)."""

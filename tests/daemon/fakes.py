@@ -117,6 +117,9 @@ class FakeSuppressor:
     def disarm(self) -> None:
         self.armed = False
 
+    def set_keys(self, keys) -> None:
+        self.keys = tuple(keys)
+
     def close(self) -> None:
         self.armed = False
 
@@ -129,6 +132,8 @@ class FakeSuppressor:
 
 
 class FakeInjector:
+    echoes = True  #: like synthetic keys: the listener sees the text again
+
     def __init__(self) -> None:
         self.typed: list[str] = []
         self.echo: Optional[Callable[[str], None]] = None  # called with the text, as a listener would see it
@@ -148,6 +153,9 @@ class FakeFocus:
         self.queries += 1
         return self.state
 
+    def watch(self, callback) -> bool:
+        return False  # the tests call on_field_event themselves
+
 
 class ManualWorker:
     """Records requests; the test delivers results by hand (deterministic)."""
@@ -158,6 +166,7 @@ class ManualWorker:
         self.cancels = 0
         self.debounce_ms = None
         self.ready = True
+        self.load_error = None
 
     def submit(self, request_id: int, text: str, params: BeamParams) -> None:
         self.requests.append((request_id, text))

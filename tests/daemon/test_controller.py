@@ -418,6 +418,7 @@ class EchoInjector:
     """Types into nowhere but the listener: the text comes back as keys."""
 
     echo = None
+    echoes = True
 
     def type_text(self, text):
         self.echo(text)

@@ -242,6 +242,9 @@ class IBusFrontend:
         with self._lock:
             self._on_accept = None
 
+    def set_keys(self, keys) -> None:
+        """Nothing to grab: the engine reads the accept keys from the config at each key."""
+
     def close(self) -> None:
         self.disarm()
 

@@ -185,11 +185,8 @@ class Daemon:
     def _follow_field_events(platform: Platform, controller: Controller) -> Optional[EventPump]:
         """Accessibility events (focus, caret, text changes inside a window)
         re-check the focused field on a thread of their own."""
-        watch = getattr(platform.focus, "watch", None)
-        if watch is None:
-            return None
         pump = EventPump(controller.on_field_event, name="ghosttype-field-events")
-        if not watch(pump.poke):
+        if not platform.focus.watch(pump.poke):
             return None
         pump.start()
         return pump
@@ -210,9 +207,7 @@ class Daemon:
         old = rt.controller.config
         set_level(config.log_level if self.log_level is None else self.log_level)
         if (config.accept_key, config.accept_word_key) != (old.accept_key, old.accept_word_key):
-            set_keys = getattr(rt.platform.suppressor, "set_keys", None)
-            if set_keys is not None:
-                set_keys((config.accept_key, config.accept_word_key))
+            rt.platform.suppressor.set_keys((config.accept_key, config.accept_word_key))
         rt.controller.apply_config(config)
         if config.worker_settings() != old.worker_settings():
             # A different model (or more beams than the context has sequences

@@ -178,6 +178,10 @@ class MacFocus:
         self._lock = threading.Lock()
         self._names: dict[int, str] = {}
 
+    def watch(self, callback) -> bool:
+        """No field events here: focus is followed by polling and keys."""
+        return False
+
     def current(self) -> FocusState:
         with self._lock:
             return self._query()

@@ -77,6 +77,10 @@ class WindowsFocus:
         self._kernel32 = kernel32()
         self._uia = uia
 
+    def watch(self, callback) -> bool:
+        """No field events here: focus is followed by polling and keys."""
+        return False
+
     def current(self) -> FocusState:
         u = self._user32
         hwnd = u.GetForegroundWindow()

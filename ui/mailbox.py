@@ -21,7 +21,7 @@ from typing import Callable, Optional, Protocol, Union
 
 from PyQt6.QtCore import QObject, Qt, pyqtSignal, pyqtSlot
 
-from daemon.frontends.base import FieldLook, Rect
+from daemon.controller.ports import FieldLook, Rect
 
 log = logging.getLogger(__name__)
 

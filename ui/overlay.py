@@ -50,7 +50,7 @@ from PyQt6.QtGui import (
 )
 from PyQt6.QtWidgets import QApplication, QWidget
 
-from daemon.frontends.base import FieldLook, Rect
+from daemon.controller.ports import FieldLook, Rect
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The Controller: one per daemon, shared by every frontend.
 
 A frontend hands it keys, focus changes and field events, and implements its
-ports (:mod:`daemon.frontends.base`, :mod:`daemon.controller.ports`); the
+ports (:mod:`daemon.controller.ports`, :mod:`daemon.controller.ports`); the
 suggestion worker hands it results.  The class is assembled in
 :mod:`daemon.controller.core` from one part per job (``keys``, ``focus``,
 ``field``, ``status``); ``anchor`` says which field state a suggestion

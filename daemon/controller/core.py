@@ -4,7 +4,7 @@ Keystrokes come in (:meth:`Controller.on_key`), the :class:`InputTracker`
 follows the text before the caret, the :class:`~daemon.worker.SuggestionWorker`
 is asked for a completion, and results that still fit the text are shown
 through a :class:`~daemon.controller.ports.UiSink`.  While ghost text is
-on the screen the :class:`~daemon.frontends.base.KeySuppressor` is armed, so
+on the screen the :class:`~daemon.controller.ports.KeySuppressor` is armed, so
 the accept keys are swallowed and reported to
 :meth:`Controller.on_suppressed_key`; at any other time they reach the
 application untouched.
@@ -58,10 +58,10 @@ from daemon.controller.field import FieldTruth
 from daemon.controller.focus import FocusRules
 from daemon.controller.keys import KeyHandling
 from daemon.controller.ledger import SwallowLedger
-from daemon.controller.ports import Clock, ControllerState, UiSink, WorkerLike
+from daemon.controller.ports import (CaretLocator, Clock, ControllerState, FieldLook, FocusInfo, FocusState,
+                                     KeySuppressor, Rect, TextInjector, UiSink, WorkerLike)
 from daemon.controller.status import StatusAndSettings
 from daemon.cpc.suggestion import Suggestion
-from daemon.frontends.base import CaretLocator, FieldLook, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)

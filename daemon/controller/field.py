@@ -32,7 +32,7 @@ import time
 from typing import Callable, Optional
 
 from daemon.controller.anchor import FieldAnchor, field_agrees
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)

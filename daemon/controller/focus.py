@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from daemon.frontends.base import FocusState
+from daemon.controller.ports import FocusState
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)

@@ -53,7 +53,7 @@ def cold_start_offset(decoder: Any, lm: Any, config: Any, text: str, offset: int
     """One cold start at ``offset``: (first_ms, final_ms, answered from the near window)."""
     from daemon.controller import Controller
     from daemon.backends.llamacpp.threads import MachineBusy
-    from daemon.frontends.base import FocusState
+    from daemon.controller.ports import FocusState
     from daemon.worker import SuggestionWorker
 
     lm.clear_cache()

@@ -301,7 +301,7 @@ def replay_text(
     after each key's record (progress display); ``ready()`` once the
     pre-loaded text is prefilled, before the first key."""
     from daemon.controller import Controller
-    from daemon.frontends.base import FocusState
+    from daemon.controller.ports import FocusState
     from daemon.backends.llamacpp.threads import MachineBusy
     from daemon.worker import SuggestionWorker
 

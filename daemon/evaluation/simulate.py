@@ -172,7 +172,7 @@ def simulate_user(
     from daemon.controller import Controller, next_word
     from daemon.evaluation.replay import RecordingSink, key_event
     from daemon.backends.llamacpp.threads import MachineBusy
-    from daemon.frontends.base import FocusState
+    from daemon.controller.ports import FocusState
     from daemon.worker import SuggestionWorker
 
     field_ = SimulatedField(text[:start])

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 from daemon.cpc.lm import Cancelled
 from daemon.cpc.suggestion import BeamParams, Suggestion
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 
 
 class FakeDecoder:

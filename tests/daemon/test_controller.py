@@ -9,7 +9,7 @@ from daemon.capture.events import KeyEvent, Kind
 from daemon.config import Config
 from daemon.controller import Controller, next_word
 from daemon.cpc.suggestion import Suggestion
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 from daemon.worker import SuggestionWorker
 from tests.daemon.fakes import FakeDecoder, FakeFocus, FakeInjector, FakeSuppressor, ManualWorker, RecordingSink
 

@@ -13,7 +13,7 @@ from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
 from daemon.controller.anchor import FieldAnchor
 from daemon.controller.field import CARET_MISSES, caret_pending
-from daemon.frontends.base import FieldLook, FocusState, Rect
+from daemon.controller.ports import FieldLook, FocusState, Rect
 from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink
 
 CHAR_W = 8

@@ -3,7 +3,7 @@ ghosttype's own windows nor a window that names no application."""
 
 from __future__ import annotations
 
-from daemon.frontends.base import FocusState
+from daemon.controller.ports import FocusState
 from daemon.frontends.overlay.focus_memory import FocusMemory
 from tests.daemon.fakes import FakeFocus
 

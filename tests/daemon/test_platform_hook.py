@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from daemon.frontends.overlay.keyboard import hook_options
 from daemon.frontends.overlay.platform import Platform, _assemble, select_platform
-from daemon.frontends.base import ListenerHook, PlatformError, Rect
+from daemon.controller.ports import Rect
+from daemon.frontends.base import ListenerHook, PlatformError
 from daemon.frontends.overlay.platform.caret_geometry import LINE_HEIGHT, pointer_caret
 from daemon.frontends.overlay.platform.hook_suppress import (
     CallbackThread,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 from daemon.frontends.overlay.platform.hook_suppress import HookKeySuppressor, RawKey
 from daemon.frontends.overlay.platform.macos.backend import permission_problems
 from daemon.frontends.overlay.platform.macos.focus import (

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from daemon.frontends.overlay.platform import ENV_OVERRIDE, select_platform
-from daemon.frontends.base import PlatformError, Rect
+from daemon.controller.ports import Rect
+from daemon.frontends.base import PlatformError
 from daemon.frontends.session import DisplayServer, detect_session
 
 xk = pytest.importorskip("Xlib.XK")
@@ -250,7 +251,7 @@ def test_accessible_caret_is_used_as_is():
         def __init__(self):  # the accessible caret needs no X connection
             pass
 
-    from daemon.frontends.base import FocusState
+    from daemon.controller.ports import FocusState
 
     caret = Rect(10, 20, 2, 16)
     assert NoDisplayLocator().caret_rect(FocusState(caret=caret)) == caret

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.frontends.base import Rect
+from daemon.controller.ports import Rect
 from daemon.frontends.overlay.platform.hook_suppress import HookKeySuppressor, RawKey
 from daemon.frontends.overlay.platform.windows.api import (
     GUITHREADINFO,

@@ -14,7 +14,7 @@ import pytest
 from daemon.capture.events import Kind
 from daemon.config import Config
 from daemon.cpc.suggestion import Suggestion
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 from daemon.frontends.ibus import wire
 from tests.daemon.test_controller import Rig, key
 from tests.daemon.test_ibus_engine import TAB, Rig as IBusRig, press, type_text

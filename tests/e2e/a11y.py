@@ -18,7 +18,8 @@ import pytest
 from jeepney.io.blocking import open_dbus_connection
 
 from daemon.frontends.overlay.platform.atspi.bus import accessibility_bus_address
-from daemon.frontends.base import PlatformError, Rect
+from daemon.controller.ports import Rect
+from daemon.frontends.base import PlatformError
 from tests import needs
 from tests.e2e.xserver import App, start_app, wait_until, x_env, xdotool, xvfb  # noqa: F401
 

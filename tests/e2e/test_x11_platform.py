@@ -15,7 +15,8 @@ import pytest
 from Xlib import X, XK, Xatom, error
 from Xlib.display import Display
 
-from daemon.frontends.base import FocusState, PlatformError
+from daemon.controller.ports import FocusState
+from daemon.frontends.base import PlatformError
 from daemon.frontends.overlay.platform.x11 import backend as x11
 from tests import needs
 from tests.e2e.xserver import App, start_app, wait_until, xdotool, xvfb  # noqa: F401
@@ -96,7 +97,7 @@ def test_focus_prefers_net_active_window(term: Terminal, xvfb: str):
 
 
 def test_focus_merges_accessibility_answer(term: Terminal):
-    from daemon.frontends.base import Rect
+    from daemon.controller.ports import Rect
 
     class FakeAtspi:
         def query(self):
@@ -112,7 +113,7 @@ def test_focus_merges_accessibility_answer(term: Terminal):
 
 def test_focus_merges_atspi_answer_object(term: Terminal):
     from daemon.frontends.overlay.platform.atspi import reader as atspi
-    from daemon.frontends.base import Rect
+    from daemon.controller.ports import Rect
 
     class FakeAtspi:
         def __init__(self, answer):

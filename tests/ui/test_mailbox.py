@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.frontends.base import Rect
+from daemon.controller.ports import Rect
 
 from PyQt6.QtCore import QThread, QTimer
 from PyQt6.QtWidgets import QApplication

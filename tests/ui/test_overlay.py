@@ -24,7 +24,7 @@ if __name__ == "__main__":  # run as the screenshot scene: make the project impo
 
 import pytest
 
-from daemon.frontends.base import Rect
+from daemon.controller.ports import Rect
 from PyQt6.QtCore import QRect, Qt
 from PyQt6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QImage
 from PyQt6.QtWidgets import QApplication, QLineEdit, QWidget
@@ -452,7 +452,7 @@ def test_readable_part_is_the_text_shown_in_full(text: str, lines: tuple, readab
 def test_the_overlay_says_what_it_painted(qapp: QApplication, overlay: GhostOverlay) -> None:
     """``drawn`` hears once, after the paint, with the part left of the
     ellipsis; a suggestion hidden before its paint reports nothing."""
-    from daemon.frontends.base import FieldLook
+    from daemon.controller.ports import FieldLook
 
     told: list[str] = []
     field = Rect(100, 10, 200, 24)
@@ -479,7 +479,7 @@ def test_huge_caret_keeps_a_sane_size_and_sits_at_its_top(qapp: QApplication) ->
 
 
 def test_the_fields_font_is_used_when_reported(qapp: QApplication) -> None:
-    from daemon.frontends.base import FieldLook
+    from daemon.controller.ports import FieldLook
     from ui.overlay import font_for_field
 
     font = font_for_field(_font(11), "DejaVu Serif", 16.0)

@@ -16,7 +16,7 @@ from daemon.frontends.overlay.platform.atspi.reader import (
     single_line,
 )
 from daemon.frontends.overlay.platform.caret_geometry import centre_in_single_line
-from daemon.frontends.base import Rect
+from daemon.controller.ports import Rect
 
 words = st.lists(st.integers(0, 2**32 - 1), min_size=0, max_size=3)
 

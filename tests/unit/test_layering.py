@@ -184,7 +184,8 @@ def _imports_under(paths, prefixes: tuple[str, ...]) -> list[str]:
 def test_frontends_are_peers(frontend):
     """Each frontend is a package under ``daemon/frontends``, with a composition
     root of its own, and never imports the other (what they share sits beside
-    them in ``daemon/frontends/base.py`` and ``session.py``, or below them)."""
+    them in ``daemon/frontends/base.py`` and ``session.py``, or below them,
+    as the controller's ports)."""
     package = ROOT / "daemon" / "frontends" / frontend
     assert (package / "__init__.py").is_file()
     others = tuple(f"daemon.frontends.{f}" for f in FRONTENDS if f != frontend)
@@ -193,13 +194,21 @@ def test_frontends_are_peers(frontend):
 
 def test_the_shared_core_knows_no_frontend():
     """The controller, worker, decoder, backends and the rest of the daemon see
-    a frontend only through the ports in ``daemon/frontends/base.py``; only the
-    command line and ``doctor`` (which checks every frontend) name one."""
+    a frontend only through the ports in ``daemon/controller/ports.py``; only
+    the command line and ``doctor`` (which checks every frontend) name one."""
     frontends = ROOT / "daemon" / "frontends"
     composers = (ROOT / "daemon" / "commands", ROOT / "daemon" / "doctor.py")
     paths = [p for p in (ROOT / "daemon").rglob("*.py")
              if frontends not in p.parents and not any(c == p or c in p.parents for c in composers)]
     assert _imports_under(paths, tuple(f"daemon.frontends.{f}" for f in FRONTENDS)) == []
+
+
+def test_the_controller_owns_its_ports():
+    """Imports run one way: the frontends implement the controller's ports
+    and import them from it; the controller imports nothing of a frontend,
+    not even what the frontends share (``daemon/frontends/base.py``)."""
+    paths = (ROOT / "daemon" / "controller").rglob("*.py")
+    assert _imports_under(paths, ("daemon.frontends", "daemon.commands", "daemon.runtime")) == []
 
 
 def test_backends_are_reached_only_through_the_composition():

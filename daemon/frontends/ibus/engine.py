@@ -5,8 +5,8 @@ toplevel window of each application) and tells the engine which one has focus.
 :class:`IBusFrontend` is the one object per process that the shared
 :class:`~daemon.controller.Controller` talks to: it is the controller's
 :class:`~daemon.controller.UiSink` (show / hide / status), its
-:class:`~daemon.frontends.base.TextInjector` (commit) and its
-:class:`~daemon.frontends.base.KeySuppressor` (while a suggestion is visible the
+:class:`~daemon.controller.ports.TextInjector` (commit) and its
+:class:`~daemon.controller.ports.KeySuppressor` (while a suggestion is visible the
 accept keys are consumed instead of passed on).  Everything it shows or
 commits goes to the focused :class:`Engine` only.
 
@@ -86,12 +86,12 @@ from typing import Callable, Optional, Protocol
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, Drawn, event_spec
+from daemon.controller.ports import FocusState, Rect
 from daemon.frontends.ibus import menu, wire
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
     _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
 )
 from daemon.frontends.ibus.keys import key_event
-from daemon.frontends.base import FocusState, Rect
 
 log = logging.getLogger(__name__)
 

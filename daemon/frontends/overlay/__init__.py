@@ -4,7 +4,7 @@
   worker, config watcher, the Qt front end); no logic.
 * ``keyboard.py``: the pynput listener (keys and clicks from outside the
   applications); the only module that imports pynput.
-* ``platform/``: the OS backends behind :mod:`daemon.frontends.base`, one
+* ``platform/``: the OS backends behind :mod:`daemon.controller.ports`, one
   package per OS or display server, and the selector that picks one.
 * ``event_pump.py``: re-checks the focused field after bursts of
   accessibility events, on its own thread.

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import threading
 
-from daemon.frontends.base import FocusInfo, FocusState
+from daemon.controller.ports import FocusInfo, FocusState
 
 #: ghosttype's own windows (the settings window's WM_CLASS class).
 OWN_APP_IDS = frozenset({"ghosttype"})
 
 
 class FocusMemory:
-    """A :class:`~daemon.frontends.base.FocusInfo` that passes every query
+    """A :class:`~daemon.controller.ports.FocusInfo` that passes every query
     through to ``inner`` and remembers the last application it named."""
 
     def __init__(self, inner: FocusInfo) -> None:

@@ -1,14 +1,14 @@
 """Choose the platform backend for this session.
 
 ``select_platform()`` is the one place that decides which implementation of
-the ``daemon.frontends.base`` protocols ghosttype uses.  It looks at the OS and
+the controller's OS ports (``daemon.controller.ports``) ghosttype uses.  It looks at the OS and
 the display server (``daemon.frontends.session``), honours the override
 ``GHOSTTYPE_PLATFORM`` (``x11``, ``wayland``, ``macos``, ``windows``), logs
 what it chose, and otherwise raises ``PlatformError`` with a message that says
 how to fix the situation.
 
 Backend modules (Xlib, AT-SPI, pyobjc, Win32) are imported only here, on
-demand, so that importing ``daemon.frontends.base`` stays free of display
+demand, so that importing the ports stays free of display
 libraries.  The macOS and Windows front doors (``macos.parts``,
 ``windows.parts``) return factories for focus, caret, injector and
 suppressor; :func:`_assemble` builds them and closes what was built if a
@@ -23,14 +23,8 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
-from daemon.frontends.base import (
-    CaretLocator,
-    FocusInfo,
-    KeySuppressor,
-    ListenerHook,
-    PlatformError,
-    TextInjector,
-)
+from daemon.controller.ports import CaretLocator, FocusInfo, KeySuppressor, TextInjector
+from daemon.frontends.base import ListenerHook, PlatformError
 from daemon.frontends.session import DisplayServer, Session, detect_session
 
 log = logging.getLogger(__name__)

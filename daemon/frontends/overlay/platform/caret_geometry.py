@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from daemon.frontends.base import Rect
+from daemon.controller.ports import Rect
 
 #: ``(x, y, width, height)`` of one character, or None when unknown.
 Extents = Optional[tuple[int, int, int, int]]

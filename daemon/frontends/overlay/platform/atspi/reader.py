@@ -50,7 +50,8 @@ from daemon.frontends.overlay.platform.atspi.bus import (
     set_toolkit_accessibility,
 )
 from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker, ObjectRef
-from daemon.frontends.base import FieldLook, PlatformError, Rect
+from daemon.controller.ports import FieldLook, Rect
+from daemon.frontends.base import PlatformError
 from daemon.frontends.overlay.platform.caret_geometry import caret_from_extents, centre_in_single_line, usable
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ import logging
 import threading
 from typing import Any, Optional
 
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 from daemon.frontends.overlay.platform.caret_geometry import pointer_caret
 from daemon.frontends.overlay.platform.macos.focus import ax_box_to_rect
 

@@ -36,7 +36,7 @@ import logging
 import threading
 from typing import Any, Callable, Optional
 
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 from daemon.frontends.overlay.platform.caret_geometry import Extents, caret_from_extents, usable
 from daemon.frontends.overlay.platform.utf16 import strip_lone_surrogates, utf16_len, utf16_prefix
 

@@ -23,7 +23,7 @@ import ctypes
 import logging
 from typing import Optional
 
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 from daemon.frontends.overlay.platform.caret_geometry import pointer_caret
 from daemon.frontends.overlay.platform.windows.api import (
     DPI_AWARENESS_UNAWARE,

@@ -24,7 +24,7 @@ import logging
 import ntpath
 from typing import Optional
 
-from daemon.frontends.base import FocusState
+from daemon.controller.ports import FocusState
 from daemon.frontends.overlay.platform.windows.api import (
     DWORD,
     ES_PASSWORD,

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 from Xlib import error
 
-from daemon.frontends.base import FocusState, Rect
+from daemon.controller.ports import FocusState, Rect
 from daemon.frontends.overlay.platform.caret_geometry import LINE_HEIGHT, MARGIN, POINTER_GAP, pointer_caret
 from daemon.frontends.overlay.platform.x11.common import open_display, window_rect
 

@@ -12,7 +12,8 @@ from typing import Optional
 from Xlib import X, XK, error
 from Xlib.display import Display
 
-from daemon.frontends.base import PlatformError, Rect
+from daemon.controller.ports import Rect
+from daemon.frontends.base import PlatformError
 
 
 def open_display(name: str | None = None) -> Display:

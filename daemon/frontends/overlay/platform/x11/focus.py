@@ -8,7 +8,7 @@ import threading
 
 from Xlib import X, error
 
-from daemon.frontends.base import FocusState
+from daemon.controller.ports import FocusState
 from daemon.frontends.overlay.platform.x11.common import open_display
 
 log = logging.getLogger(__name__)

@@ -44,6 +44,7 @@ Rules worth knowing:
   colours, GTK4 and Qt draw the preedit like typed text, a web page reads
   preedit as the field's value), as long as a panel draws popups (GNOME
   Shell, ibus-ui-gtk3); with no panel the preedit is the only display.
+  ``shell``: ghosttype's GNOME Shell extension, where it answers (``shell_ghost``).
 * Context: the text before the caret as the controller tracks it from keys,
   re-synchronised from the field's own surrounding text when the client sends
   one (GTK, Qt, Firefox): when that text does not continue what we tracked
@@ -132,6 +133,7 @@ class IBusFrontend:
         #: whether a panel (GNOME Shell, ibus-ui-gtk3) draws the popup; None
         #: until the D-Bus layer knows (then a panel is assumed)
         self.panel: Optional[bool] = None
+        self.shell = None  #: a ShellGhost once the session bus is reached (shell_ghost)
 
     def attach(self, controller: Controller) -> None:
         self.controller = controller
@@ -271,18 +273,19 @@ class Engine:
                           text_before_caret=text_before_caret)
 
     def display_mode(self) -> str:
-        """``preedit`` or ``popup`` for this client (see the module docstring)."""
+        """``preedit``, ``popup`` or ``shell`` for this client (see the module docstring)."""
         mode = self.controller.config.ibus_display
         if mode != "auto":
             return mode
+        popup = "shell" if self.frontend.shell is not None and self.frontend.shell.present else "popup"
         if self.capabilities and not self.capabilities & wire.CAP_PREEDIT_TEXT:
-            return "popup"
+            return popup
         if self.frontend.panel is False:
             return "preedit"  # nothing would draw a popup
         app = self.app_id()
         if self.client.startswith(_GREY_PREEDIT_PREFIXES) and not any(w in app for w in _WEB_APPS):
             return "preedit"
-        return "popup"
+        return popup
 
     # -- calls from ibus-daemon -------------------------------------------------------
 
@@ -314,7 +317,7 @@ class Engine:
     def _decide(self, keyval: int, event: KeyEvent) -> bool:
         spec = event_spec(event)
         controller = self.controller
-        if controller.visible:
+        if controller.visible and (self._shown[1] != "shell" or self.frontend.shell.drawn(controller.visible)):
             cfg = controller.config
             if self.frontend.armed and spec in (cfg.accept_key, cfg.accept_word_key):
                 self._swallow(keyval)
@@ -480,10 +483,12 @@ class Engine:
         self._draw(mode, text)
 
     def _draw(self, mode: str, text: str) -> None:
-        if self._in_key and mode != "popup":
+        if self._in_key and mode == "preedit":
             self._preedit_in_key = True
         if mode == "popup":
             self.output.update_auxiliary(text, bool(text))
+        elif mode == "shell":
+            self.frontend.shell.draw(text, self._surrounding)
         else:
             attrs = wire.ghost_attributes(len(text), GHOST_COLOUR, self.frontend.prediction_hint) if text else []
             # Cursor 0: the caret stays before the suggestion.

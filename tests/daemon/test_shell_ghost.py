@@ -1,6 +1,8 @@
 """The engine's link to ghosttype's GNOME Shell extension (:mod:`daemon.frontends.ibus.shell_ghost`)
 over a private ``dbus-daemon``: the handshake (the extension's name counts only while GNOME Shell's
-own connection owns it), the suggestion going to it alone, and what counts as drawn.
+own connection owns it), the suggestion going to it alone, what counts as drawn, and the engine
+(real engine, controller and link, started as ``ghosttype ibus run`` starts it) drawing with it
+instead of IBus's popup, taking Tab only for a suggestion GNOME Shell drew.
 
 GNOME Shell's side is a second connection that owns ``org.gnome.Shell`` and, like the extension
 running inside GNOME Shell, the extension's name on the same connection, and answers ``Show`` the
@@ -18,7 +20,9 @@ from jeepney import DBusAddress, MessageType, new_method_call, new_method_return
 from jeepney.io.threading import ReceiveStopped, open_dbus_connection
 
 from daemon.frontends.ibus.shell_ghost import BUS_NAME, OBJECT_PATH, SHELL_NAME, ShellGhost, text_follows_caret
+from daemon.frontends.ibus.service import start_shell_ghost
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
+from tests.daemon.test_ibus_engine import ESC, TAB, Rig, press, type_text
 
 _DBUS = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")
 
@@ -164,3 +168,78 @@ def test_nothing_is_drawn_over_text_after_the_caret_on_its_line(bus_address, gho
         assert shell.calls == [] and not ghost.drawn("tor")
     finally:
         shell.close()
+
+
+# ---- the engine with the extension: the real engine, controller and link; IBus itself is recorded ----
+
+
+@pytest.fixture
+def gnome(bus_address, monkeypatch):
+    """An engine on GNOME (client ``gnome-shell``: the popup is the display without the extension) whose
+    link to the extension starts the way ``ghosttype ibus run`` starts it, on this private session bus."""
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus_address)
+    rig = Rig()
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    link = start_shell_ghost(rig.frontend)
+    assert wait_until(lambda: rig.frontend.shell is not None and rig.frontend.shell.present)
+    engine, out = rig.engine(client="gnome-shell")
+    yield rig, shell, engine, out
+    link.close()
+    shell.close()
+
+
+def test_on_gnome_the_extension_draws_the_suggestion_instead_of_the_popup_and_tab_inserts_it(gnome):
+    rig, shell, engine, out = gnome
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    assert shell.calls == [("Show", ("lo world",))]
+    assert out.aux == "" and out.preedit == ""  # never both
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo world"]
+    assert wait_until(lambda: shell.calls[-1] == ("Hide", ()))
+
+
+def test_tab_and_esc_reach_the_application_while_gnome_shell_has_not_drawn_the_suggestion(gnome):
+    rig, shell, engine, out = gnome
+    shell.drawn = False  # no room at the caret
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: shell.calls == [("Show", ("lo world",))])
+    time.sleep(0.2)
+    assert press(engine, TAB) is False
+    assert out.committed == [] and out.aux == ""
+    shell.drawn = True
+    type_text(engine, "l")
+    rig.deliver("o world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("o world"))
+    assert press(engine, ESC) is True  # drawn: Esc dismisses it
+
+
+def test_when_the_extension_goes_the_suggestion_moves_to_the_popup(gnome):
+    rig, shell, engine, out = gnome
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    shell.call("ReleaseName", "s", (BUS_NAME,))  # the user switched it off
+    assert wait_until(lambda: out.aux == "lo world")
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo world"]
+
+
+def test_after_tab_the_next_suggestion_waits_for_the_clients_new_caret(gnome):
+    """A commit moves the caret; GNOME Shell learns where only from the client (Firefox: at its next key).
+    The next suggestion is drawn once the client has said where its caret is, never where it was."""
+    rig, shell, engine, out = gnome
+    type_text(engine, "Say hel")
+    rig.deliver("lo")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo"))
+    assert press(engine, TAB) is True
+    rig.deliver(" world")
+    time.sleep(0.3)
+    assert ("Show", (" world",)) not in shell.calls and not rig.frontend.shell.drawn(" world")
+    engine.set_cursor_location(120, 40, 0, 18)
+    assert wait_until(lambda: rig.frontend.shell.drawn(" world"))
+    assert shell.calls[-1] == ("Show", (" world",))
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo", " world"]

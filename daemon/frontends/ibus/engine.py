@@ -81,15 +81,13 @@ from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
     _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
 )
 from daemon.frontends.ibus.keys import key_event
+from daemon.frontends.ibus.menu import PROP_ENABLED, PROP_PAUSED, PROP_STATUS, menu  # noqa: F401  (re-exported)
 from daemon.frontends.base import FocusState, Rect
 
 log = logging.getLogger(__name__)
 
 #: Colour of the suggestion drawn as preedit (0xRRGGBB), where the toolkit honours it.
 GHOST_COLOUR = 0x808080
-PROP_ENABLED = "ghosttype.enabled"
-PROP_PAUSED = "ghosttype.paused"
-PROP_STATUS = "ghosttype.status"
 
 
 class EngineOutput(Protocol):
@@ -211,6 +209,8 @@ class IBusFrontend:
         engine = self.focused
         if engine is None:
             raise RuntimeError("no focused input context to commit to")
+        if self.shell is not None:
+            self.shell.caret_pending()  # draw the next suggestion where the caret goes
         engine.output.commit_text(text)
 
     # -- KeySuppressor ----------------------------------------------------------------
@@ -414,6 +414,8 @@ class Engine:
     def set_cursor_location(self, x: int, y: int, w: int, h: int) -> None:
         """Where the client says its caret is (IBus's popup is drawn there)."""
         log.debug("cursor location (%d, %d, %d, %d)", x, y, w, h)
+        if self.frontend.shell is not None and self.frontend.focused is self:
+            self.frontend.shell.caret_moved()
 
     def property_activate(self, name: str, state: int) -> None:
         controller = self.controller
@@ -504,15 +506,7 @@ class Engine:
         if controller is None:
             return
         st = controller.state()
-        status, message = self.frontend.status
-        props = [
-            wire.Property(PROP_ENABLED, "Suggestions enabled", type=wire.PROP_TYPE_TOGGLE,
-                          state=wire.PROP_STATE_CHECKED if st.enabled else wire.PROP_STATE_UNCHECKED),
-            wire.Property(PROP_PAUSED, "Paused", type=wire.PROP_TYPE_TOGGLE,
-                          state=wire.PROP_STATE_CHECKED if st.paused else wire.PROP_STATE_UNCHECKED),
-            wire.Property(PROP_STATUS, f"ghosttype: {status}" + (f" ({message})" if message else ""),
-                          sensitive=False),
-        ]
+        props = menu(st.enabled, st.paused, *self.frontend.status)
         if update:
             for p in props:
                 self.output.update_property(p)

@@ -84,9 +84,9 @@ def ibus_version() -> Optional[tuple[int, ...]]:
 
 def start_shell_ghost(frontend: IBusFrontend) -> ShellGhost:
     """Reach ghosttype's GNOME Shell extension on the session bus, on a thread
-    of its own (keys never wait for it): first enable it for this user where
-    it is installed and the user has not switched it off, then follow it; the
-    frontend draws with it from the moment it answers."""
+    of its own (keys never wait for it), and follow it: the frontend draws
+    with it from the moment it answers.  Where it is installed and the user
+    has not switched it off, it is then enabled for this user."""
     def redisplay() -> None:  # the extension came or went: draw with the display that applies now
         engine = frontend.focused
         if engine is not None:
@@ -95,9 +95,6 @@ def start_shell_ghost(frontend: IBusFrontend) -> ShellGhost:
     shell = ShellGhost(on_change=redisplay)
 
     def connect() -> None:
-        if shell_extension.installed():
-            log.info("GNOME Shell extension for this user: %s",
-                     shell_extension.enable_for_user() or "GNOME Shell's settings cannot be read")
         try:
             shell.start()
         except (OSError, TimeoutError, ValueError, KeyError) as e:
@@ -108,6 +105,9 @@ def start_shell_ghost(frontend: IBusFrontend) -> ShellGhost:
             return
         frontend.shell = shell
         redisplay()
+        if shell_extension.installed() and not shell.present:
+            log.info("GNOME Shell extension for this user: %s",
+                     shell_extension.enable_when_loaded() or "GNOME Shell's settings cannot be read")
 
     threading.Thread(target=connect, name="shell-ghost-start", daemon=True).start()
     return shell

@@ -9,8 +9,11 @@ the next login), and runs those listed in the user's ``org.gnome.shell
 enabled-extensions`` and not in ``disabled-extensions`` (where the Extensions
 app puts one the user switched off).  A per-user install adds the extension to
 ``enabled-extensions`` at once; ``--system`` runs as root, away from the
-user's settings, so the engine adds it when it starts in the user's session
-(:func:`enable_for_user`).  Neither overrides a user who switched it off.
+user's settings, so the engine enables it when it starts in the user's
+session (:func:`enable_when_loaded`: once GNOME Shell, starting at the same
+time, has loaded it, through GNOME Shell's own ``EnableExtension``; a setting
+written while GNOME Shell is still loading its extensions can go unseen).
+Neither overrides a user who switched it off.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import time
 from typing import Mapping, Optional
 
 from daemon.checks import CheckResult
@@ -123,6 +127,36 @@ def enable_for_user(env: Optional[Mapping[str, str]] = None) -> Optional[str]:
         if _set_strv("enabled-extensions", enabled + [UUID], env):
             state = user_state(env)
     return state
+
+
+def enable_when_loaded(timeout: float = 60.0, poll: float = 0.5) -> Optional[str]:
+    """In the user's session (the engine's start): once GNOME Shell has loaded
+    the extension, enable it unless the user switched it off; returns
+    :func:`user_state` afterwards (``off`` where no GNOME Shell loads it in time)."""
+    state = user_state()
+    if state != "off":
+        return state
+    from jeepney import DBusAddress, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+
+    shell = DBusAddress("/org/gnome/Shell", bus_name="org.gnome.Shell", interface="org.gnome.Shell.Extensions")
+    try:
+        conn = open_dbus_connection("SESSION")
+    except (KeyError, OSError, TimeoutError, ValueError):
+        return state
+    try:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            reply = conn.send_and_get_reply(new_method_call(shell, "GetExtensionInfo", "s", (UUID,)), timeout=5)
+            if reply.header.message_type.name == "method_return" and reply.body[0]:
+                conn.send_and_get_reply(new_method_call(shell, "EnableExtension", "s", (UUID,)), timeout=5)
+                break
+            time.sleep(poll)
+    except (OSError, TimeoutError):
+        pass
+    finally:
+        conn.close()
+    return user_state()
 
 
 def forget_for_user(env: Optional[Mapping[str, str]] = None) -> bool:

@@ -66,6 +66,8 @@ class ShellGhost:
         self._wanted = ""  #: the text last sent with Show ("" after Hide)
         self._serial = 0  #: the serial of that Show call
         self._drawn = ""  #: what GNOME Shell confirmed is on screen now
+        self._await_caret = False  #: text was committed: the caret is not where GNOME Shell last heard
+        self._deferred = ""  #: what to show once the client says where its caret is
         self._thread: Optional[threading.Thread] = None
 
     # -- set-up ---------------------------------------------------------------------
@@ -128,10 +130,28 @@ class ShellGhost:
         else:
             self.hide()
 
+    def caret_pending(self) -> None:
+        """Text is being committed: the caret moves, and GNOME Shell hears where
+        only when the client reports it (Firefox: at its next key).  Until then
+        nothing is drawn: it would stand where the caret was, over the text."""
+        with self._lock:
+            self._await_caret = True
+
+    def caret_moved(self) -> None:
+        """The client reported its caret (GNOME Shell's panel hears it too)."""
+        with self._lock:
+            self._await_caret = False
+            text, self._deferred = self._deferred, ""
+        if text:
+            self.show(text)
+
     def show(self, text: str) -> None:
         with self._lock:
             conn = self._conn
             if conn is None or not self._present():  # the text goes to GNOME Shell only
+                return
+            if self._await_caret:
+                self._deferred, self._drawn = text, ""
                 return
             if not (self._drawn and self._drawn.endswith(text)):
                 self._drawn = ""  # on screen only once GNOME Shell says so
@@ -145,6 +165,7 @@ class ShellGhost:
     def hide(self) -> None:
         with self._lock:
             conn = self._conn
+            self._deferred = ""
             if conn is None or (not self._wanted and not self._drawn):
                 return
             self._wanted = self._drawn = ""

@@ -24,7 +24,7 @@ import Pango from 'gi://Pango';
 import St from 'gi://St';
 
 import * as IBusManager from 'resource:///org/gnome/shell/misc/ibusManager.js';
-import {Extension} from 'resource:///org/gnome/shell/extensions/extension.js';
+import {Extension, InjectionManager} from 'resource:///org/gnome/shell/extensions/extension.js';
 
 const BUS_NAME = 'org.freedesktop.IBus.GhostType.Shell';
 const OBJECT_PATH = '/org/freedesktop/IBus/GhostType/Shell';
@@ -55,21 +55,28 @@ class InlineGhost {
     constructor(onHidden) {
         this._onHidden = onHidden;
         this._text = '';
-        this._cursor = IBusManager.getIBusManager()._candidatePopup._dummyCursor;
-        const parent = this._cursor.get_parent();
+        const popup = IBusManager.getIBusManager()._candidatePopup;
+        const cursor = popup._dummyCursor;
+        // the caret in stage coordinates, as GNOME Shell places its popup (updated below)
+        this._caret = {x: cursor.x, y: cursor.y, width: cursor.width, height: cursor.height};
         this._label = new St.Label({reactive: false, visible: false});
         this._label.clutter_text.ellipsize = Pango.EllipsizeMode.END;
         this._measure = new St.Label({reactive: false, opacity: 0});
-        parent.add_child(this._measure);
-        parent.add_child(this._label);
-        this._cursorIds = ['notify::x', 'notify::y', 'notify::width', 'notify::height'].map(
-            s => this._cursor.connect(s, () => this._follow()));
+        // beside the popup's caret actor: the input-method group (51), the UI group before; both at the stage's origin
+        cursor.get_parent().add_child(this._measure);
+        cursor.get_parent().add_child(this._label);
+        const ghost = this;
+        this._injections = new InjectionManager();
+        this._injections.overrideMethod(popup, '_setDummyCursorGeometry', original => function (x, y, w, h) {
+            original.call(this, x, y, w, h);
+            ghost._follow({x: Math.round(x), y: Math.round(y), width: Math.round(w), height: Math.round(h)});
+        });
         this._focusId = global.display.connect('notify::focus-window', () => this._lost());
         this._ibusFocusId = IBusManager.getIBusManager().connect('focus-out', () => this._lost());
     }
 
     destroy() {
-        this._cursorIds.forEach(id => this._cursor.disconnect(id));
+        this._injections.clear();
         global.display.disconnect(this._focusId);
         IBusManager.getIBusManager().disconnect(this._ibusFocusId);
         this._label.destroy();
@@ -96,11 +103,12 @@ class InlineGhost {
         const win = global.display.focus_window;
         if (!this._text || !win)
             return 0;
-        const caret = this._cursor.get_transformed_extents();
+        const caret = this._caret;
         const frame = win.get_frame_rect();
-        const x = caret.get_x() + caret.get_width();
-        const y = caret.get_y();
-        const h = caret.get_height();
+        // after a thin caret (GTK, Qt, browsers); on a terminal's block cursor, where the next character goes
+        const x = caret.width > 2 ? caret.x : caret.x + caret.width + 1;
+        const y = caret.y;
+        const h = caret.height;
         const right = frame.x + frame.width - EDGE_PX;
         if (h <= 0 || x < frame.x || x > right || y < frame.y || y + h > frame.y + frame.height)
             return 0;
@@ -121,11 +129,8 @@ class InlineGhost {
             if (chars === 0)
                 return 0;
         }
-        // placed beside the caret in their common parent (the input-method group, or the UI group before 51)
         const [, height] = this._label.get_preferred_height(-1);
-        const cursor = this._cursor;
-        this._label.set_position(Math.round(cursor.x + cursor.width + 1),
-            Math.round(cursor.y + (cursor.height - height) / 2));
+        this._label.set_position(x, Math.round(y + (h - height) / 2));
         this._label.get_parent().set_child_above_sibling(this._label, null);
         this._label.show();
         return chars;
@@ -150,7 +155,8 @@ class InlineGhost {
     }
 
     // The caret moved (the application redrew after a key): follow it, or hide when it no longer fits.
-    _follow() {
+    _follow(caret) {
+        this._caret = caret;
         if (this._text && this._place() === 0)
             this._lost();
     }

@@ -151,6 +151,8 @@ def enable_when_loaded(timeout: float = 60.0, poll: float = 0.5) -> Optional[str
             if reply.header.message_type.name == "method_return" and reply.body[0]:
                 conn.send_and_get_reply(new_method_call(shell, "EnableExtension", "s", (UUID,)), timeout=5)
                 break
+            if reply.header.fields.get(4) == "org.freedesktop.DBus.Error.ServiceUnknown":  # HeaderFields.error_name
+                break  # no GNOME Shell in this session
             time.sleep(poll)
     except (OSError, TimeoutError):
         pass

@@ -1,5 +1,5 @@
 """ghosttype command line: ``run`` (default), ``complete``, ``eval``, ``config``, ``doctor``,
-``autostart``, ``ibus``.
+``autostart``, ``ibus``, ``settings``, ``stats``.
 
 Each command lives in ``daemon.commands.<name>`` and exposes ``add_parser(subparsers)``
 (which sets ``func``) ; this module only dispatches.  Heavy imports (llama.cpp,
@@ -15,8 +15,9 @@ import sys
 from typing import Optional, Sequence
 
 from daemon import __version__
+from daemon.hardening import forbid_core_dumps
 
-COMMANDS = ("run", "complete", "eval", "config", "doctor", "autostart", "ibus")
+COMMANDS = ("run", "complete", "eval", "config", "doctor", "autostart", "ibus", "settings", "stats")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    # Before anything is read: every command holds typed or user-given text in memory.
+    forbid_core_dumps()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):

@@ -30,7 +30,10 @@ from daemon.cpc.suggestion import STRATEGIES, BeamParams
 APP_NAME = "ghosttype"
 CONFIG_FILENAME = "config.toml"
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-UNKNOWN_FIELDS = ("suggest", "skip")
+#: ``auto``: suggest while the model runs in ghosttype, skip when a server is
+#: configured (text from a field of unknown kind would leave the machine: a
+#: terminal's sudo or ssh password prompt looks like any other text there).
+UNKNOWN_FIELDS = ("auto", "suggest", "skip")
 IBUS_DISPLAYS = ("auto", "preedit", "popup")
 BACKENDS = ("local", "server")
 SERVER_ENGINES = ("llama.cpp", "vllm")
@@ -186,14 +189,16 @@ class Config:
         "Applications where nothing is captured or suggested (X11 WM_CLASS class or executable name).",
         _str_list)
     unknown_fields: str = _opt(
-        "suggest", "When a field cannot be identified as a password field or not: suggest or skip.",
+        "auto", "When a field cannot be identified as a password field or not (terminals, applications without "
+        "accessibility): suggest, skip, or auto (suggest with a local model, skip with a server).",
         _choice(UNKNOWN_FIELDS))
     ibus_display: str = _opt(
         "auto", "IBus engine: show the suggestion as grey preedit text after the caret, or as a popup at the "
         "caret; auto picks the popup where the preedit cannot be grey (GNOME Shell on Wayland).",
         _choice(IBUS_DISPLAYS))
     ibus_terminals: str = _opt(
-        "suggest", "IBus engine: fields that say they are terminals: suggest or skip.", _choice(UNKNOWN_FIELDS))
+        "auto", "IBus engine: fields that say they are terminals (where sudo and ssh ask for passwords): suggest, "
+        "skip, or auto (suggest with a local model, skip with a server).", _choice(UNKNOWN_FIELDS))
     backend: str = _opt("local", "Where suggestions come from: local (the model runs in ghosttype) or server "
                                  "(a serving engine at server_url; what you type is sent there).", _choice(BACKENDS))
     server_url: str = _opt("", "Serving engine used by the server backend: http://host:port or https://host "
@@ -211,6 +216,8 @@ class Config:
     server_fallback: str = _opt("local", "While the server is unreachable or slow: local (use the local model) or "
                                          "none (no suggestions).", _choice(SERVER_FALLBACKS))
     log_level: str = _opt("warning", "Log level: debug, info, warning, error or critical.", _choice(LOG_LEVELS))
+    stats: bool = _opt(True, "Count suggestions shown and accepted and the keystrokes they saved (numbers only, "
+                             "never text; ghosttype stats shows them, --reset clears them).", _bool)
 
     def __post_init__(self) -> None:
         issues = [ConfigIssue(f.name, msg) for f, msg in _field_errors(self)]
@@ -288,8 +295,22 @@ class Config:
                 self.server_model, self.server_token_file, self.server_ca_file, self.server_deadline_ms,
                 self.server_logprobs, self.server_fallback)
 
+    @property
+    def skips_unknown_fields(self) -> bool:
+        """Whether fields of unknown kind get nothing (``unknown_fields``)."""
+        return _skips(self.unknown_fields, self.backend)
+
+    @property
+    def skips_terminals(self) -> bool:
+        """Whether fields that say they are terminals get nothing (``ibus_terminals``)."""
+        return _skips(self.ibus_terminals, self.backend)
+
     def is_denied(self, app_id: str) -> bool:
         return bool(app_id) and app_id.strip().lower() in self.denylist
+
+
+def _skips(setting: str, backend: str) -> bool:
+    return setting == "skip" or (setting == "auto" and backend == "server")
 
 
 def _field_errors(cfg: Config) -> list[tuple[dataclasses.Field, str]]:

@@ -1,15 +1,19 @@
 """Logging: a rotating file in the user log directory plus stderr.
 
 Privacy rule for every module: log lengths, counts, ids and key names, never
-typed text or suggestion content, at any level.  ``KeyEvent.__repr__`` and the
-worker's exception descriptions already follow it; this module adds nothing
-that could undo it (no ``locals`` in tracebacks, no capture of stdin).
+typed text or suggestion content, at any level.  ``KeyEvent.__repr__``,
+``ControllerState.__repr__`` and the worker's exception descriptions already
+follow it; this module adds nothing that could undo it (no ``locals`` in
+tracebacks, no capture of stdin).  The log folder is the user's alone (0700)
+and so is every log file (0600), rotated ones included: a log names the
+applications used and when.
 """
 
 from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 import pathlib
 import sys
 from typing import Optional, Union
@@ -20,6 +24,22 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _HANDLER_TAG = "_ghosttype_handler"
 #: The logger of the daemon's status lines (see ``daemon.notices``).
 STATUS_LOGGER = "ghosttype.status"
+
+
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log file that only its owner can read (0600), whatever the
+    umask, also when an earlier version left it readable by others."""
+
+    def _open(self):  # type: ignore[override]  (logging's own hook for opening the file)
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+
+
+def private_dir(directory: pathlib.Path) -> None:
+    """Create ``directory`` (and its parents) and make it the owner's alone."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(directory, 0o700)
 
 
 def default_log_dir() -> pathlib.Path:
@@ -68,10 +88,9 @@ def setup_logging(
     if to_file:
         directory = pathlib.Path(log_dir) if log_dir is not None else default_log_dir()
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            private_dir(directory)
             path = directory / LOG_FILENAME
-            fh = logging.handlers.RotatingFileHandler(path, maxBytes=max_bytes, backupCount=backups,
-                                                      encoding="utf-8")
+            fh = PrivateRotatingFileHandler(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
         except OSError as e:
             logging.getLogger(__name__).warning("cannot write a log file in %s (%s); logging to stderr only",
                                                 directory, e.strerror or e)

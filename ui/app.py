@@ -12,6 +12,7 @@ import logging
 import pathlib
 from typing import Callable, Optional
 
+from daemon.user_actions import UserActions
 from ui.mailbox import Mailbox, MailboxSink, UiDispatcher
 from ui.overlay import GhostOverlay
 from ui.qtapp import QtAppError, create_app, run_event_loop
@@ -31,6 +32,7 @@ class QtFrontEnd:
         config_path: Optional[pathlib.Path],
         on_enabled: Callable[[bool], None],
         on_pause: Callable[[bool], None],
+        actions: Optional[UserActions] = None,
     ) -> None:
         self.app = create_app()
         self.overlay = GhostOverlay()
@@ -39,6 +41,7 @@ class QtFrontEnd:
             on_pause=on_pause,
             on_quit=self.app.quit,
             config_path=config_path,
+            actions=actions,
         )
         self._mailbox = Mailbox(UiDispatcher(self.overlay, self.tray))
         self.sink = MailboxSink(self._mailbox)

@@ -36,6 +36,8 @@ class Show:
     text: str
     caret: Optional[Rect] = None
     look: Optional[FieldLook] = None  #: the field's font and single-line box
+    #: called with the part of ``text`` the overlay drew (see ``UiSink.show``)
+    drawn: Optional[Callable[[str], None]] = field(default=None, compare=False)
 
     def __repr__(self) -> str:  # never put typed text or suggestions in logs
         return f"Show(len={len(self.text)}, caret={self.caret!r}, look={self.look!r})"
@@ -123,9 +125,11 @@ class MailboxSink:
     def __init__(self, mailbox: Mailbox) -> None:
         self._mailbox = mailbox
 
-    def show(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None) -> None:
-        """Show ``text`` as ghost text at ``caret`` (empty text hides)."""
-        self._mailbox.post(Show(text, caret, look) if text else Hide())
+    def show(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None,
+             drawn: Optional[Callable[[str], None]] = None) -> None:
+        """Show ``text`` as ghost text at ``caret`` (empty text hides);
+        ``drawn`` hears from the GUI thread what was drawn."""
+        self._mailbox.post(Show(text, caret, look, drawn) if text else Hide())
 
     def hide(self) -> None:
         self._mailbox.post(Hide())
@@ -143,7 +147,8 @@ class MailboxSink:
 
 
 class GhostView(Protocol):
-    def show_suggestion(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None) -> None: ...
+    def show_suggestion(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None,
+                        drawn: Optional[Callable[[str], None]] = None) -> None: ...
 
     def hide_suggestion(self) -> None: ...
 
@@ -165,10 +170,7 @@ class UiDispatcher:
     def __call__(self, command: Command) -> None:
         if isinstance(command, Show):
             if command.text:
-                if command.look is not None:
-                    self._overlay.show_suggestion(command.text, command.caret, command.look)
-                else:
-                    self._overlay.show_suggestion(command.text, command.caret)
+                self._overlay.show_suggestion(command.text, command.caret, command.look, drawn=command.drawn)
             else:
                 self._overlay.hide_suggestion()
         elif isinstance(command, Hide):

@@ -130,6 +130,27 @@ class Layout:
     window: QRect  # global logical coordinates
     text_origin: QPointF  # top-left of the first line's box, window coordinates
     lines: tuple[str, ...]  # possibly elided to fit the screen
+    #: the part of the text the user can read: up to the first ellipsis, and
+    #: a single-line field's first line (what the accept keys may insert)
+    readable: str = ""
+
+
+ELLIPSIS = "\u2026"
+
+
+def readable_part(text: str, lines: tuple[str, ...] | list[str]) -> str:
+    """The prefix of ``text`` that ``lines`` (its drawn lines, possibly
+    elided with an ellipsis at their end, possibly fewer) show in full."""
+    wanted = text.split("\n")
+    out: list[str] = []
+    for original, shown in zip(wanted, lines):
+        if shown == original:
+            out.append(original)
+            continue
+        visible = shown[:-1] if shown.endswith(ELLIPSIS) else shown
+        out.append(visible if original.startswith(visible) else "")
+        break  # nothing after a cut is readable as a continuation
+    return "\n".join(out)
 
 
 def compute_layout(
@@ -177,7 +198,7 @@ def compute_layout(
         available = min(available, clip.x + clip.width - x - 2 * pad_x)
     if natural_w > available:
         if clip is not None:
-            limit = max(metrics.horizontalAdvance("\u2026"), available)  # an ellipsis at least
+            limit = max(metrics.horizontalAdvance(ELLIPSIS), available)  # an ellipsis at least
         else:
             limit = available if available >= min_w else screen.width() - 2 * pad_x
         lines = [
@@ -196,7 +217,7 @@ def compute_layout(
     x = min(max(x, screen.x()), screen_right - width)
     y = min(max(y, screen.y()), screen_bottom - height)
     origin = QPointF(pad_x, pad_y + (line_top - math.floor(line_top)))
-    return Layout(QRect(int(x), int(y), int(width), int(height)), origin, tuple(lines))
+    return Layout(QRect(int(x), int(y), int(width), int(height)), origin, tuple(lines), readable_part(text, lines))
 
 
 # --------------------------------------------------------------------------- compositing
@@ -270,6 +291,8 @@ class GhostOverlay(QWidget):
         self._boxed = True
         self._text = ""
         self._layout: Optional[Layout] = None
+        #: told what the next paint draws (see ``show_suggestion``)
+        self._drawn: Optional[Callable[[str], None]] = None
 
     # -- public API -------------------------------------------------------------------
 
@@ -282,10 +305,14 @@ class GhostOverlay(QWidget):
         """True when drawing the opaque tool-tip look (no compositor)."""
         return self._boxed
 
-    def show_suggestion(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None) -> None:
+    def show_suggestion(self, text: str, caret: Optional[Rect], look: Optional[FieldLook] = None,
+                        drawn: Optional[Callable[[str], None]] = None) -> None:
         """Show ``text`` at ``caret`` (or near the pointer when the caret is
         unknown), in the field's font and inside its box when ``look`` gives
-        them; update in place if already visible; hide on empty text."""
+        them; update in place if already visible; hide on empty text.
+        ``drawn`` is called once the window has painted it, with the part the
+        user can read (``Layout.readable``)."""
+        self._drawn = drawn
         if not text:
             self.hide_suggestion()
             return
@@ -311,6 +338,7 @@ class GhostOverlay(QWidget):
     def hide_suggestion(self) -> None:
         self._text = ""
         self._layout = None
+        self._drawn = None
         self.hide()
 
     # -- internals --------------------------------------------------------------------
@@ -362,3 +390,6 @@ class GhostOverlay(QWidget):
             baseline = origin.y() + metrics.ascent() + i * metrics.lineSpacing()
             painter.drawText(QPointF(origin.x(), baseline), line)
         painter.end()
+        drawn, self._drawn = self._drawn, None
+        if drawn is not None:
+            drawn(self._layout.readable)

@@ -1,9 +1,13 @@
 """The tray icon and its menu: the user's only window into the daemon.
 
-Menu: a status line, Enabled (checkable), Pause (checkable), Open config file,
-Quit.  What the items do is not decided here: the composition root passes
-plain Python callables.  Status changes update the icon (grey when disabled
-or paused, a red badge on error), the tooltip and the status line; entering
+Menu: a status line, Enabled (checkable), Pause (checkable), "Off in
+<application>" (checkable, for the application that last had the focus),
+Settings..., Open config file, Quit.  What the items do is not decided here:
+the composition root passes plain Python callables (and the
+:class:`~daemon.user_actions.UserActions` behind the per-application item,
+Settings and the counts).  Status changes update the icon (grey when disabled
+or paused, a red badge on error), the tooltip (with today's counts of what
+ghosttype saved, refreshed every few seconds) and the status line; entering
 the error state also pops up a notification with the message, because an
 error is the one status the user must notice.
 
@@ -23,6 +27,7 @@ from PyQt6.QtCore import QObject, QTimer, QUrl
 from PyQt6.QtGui import QAction, QDesktopServices
 from PyQt6.QtWidgets import QMenu, QSystemTrayIcon
 
+from daemon.user_actions import UserActions
 from ui.icons import state_icon
 
 log = logging.getLogger(__name__)
@@ -53,6 +58,7 @@ class Tray(QObject):
 
     RETRY_INTERVAL_MS = 5_000
     RETRY_ATTEMPTS = 12  # one minute
+    TOOLTIP_REFRESH_MS = 5_000
 
     def __init__(
         self,
@@ -62,6 +68,7 @@ class Tray(QObject):
         config_path: Optional[ConfigPath] = None,
         available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable,
         parent: Optional[QObject] = None,
+        actions: Optional[UserActions] = None,
     ) -> None:
         super().__init__(parent)
         self._on_enabled = on_enabled
@@ -69,6 +76,8 @@ class Tray(QObject):
         self._on_quit = on_quit
         self._config_path = config_path
         self._available = available
+        self._actions = actions
+        self._app = ""  #: the application "Off in" names, as of the menu's last opening
         self._state = "loading"
         self._message = ""
         self._icon: Optional[QSystemTrayIcon] = None
@@ -78,17 +87,27 @@ class Tray(QObject):
         self.status_action.setEnabled(False)
         self.enabled_action = QAction("Enabled", self.menu, checkable=True, checked=True)
         self.pause_action = QAction("Pause", self.menu, checkable=True, checked=False)
+        self.off_in_app_action = QAction("Off in this application", self.menu, checkable=True)
+        self.settings_action = QAction("Settings…", self.menu)
         self.config_action = QAction("Open config file", self.menu)
         self.quit_action = QAction("Quit", self.menu)
         self.enabled_action.toggled.connect(self._enabled_toggled)
         self.pause_action.toggled.connect(self._pause_toggled)
+        self.off_in_app_action.toggled.connect(self._off_in_app_toggled)
+        self.settings_action.triggered.connect(lambda: self._actions.open_settings() if self._actions else None)
+        self.menu.aboutToShow.connect(self.refresh_app)
         self.config_action.triggered.connect(self.open_config)
         self.quit_action.triggered.connect(lambda: self._on_quit())
         self.menu.addAction(self.status_action)
         self.menu.addSeparator()
         self.menu.addAction(self.enabled_action)
         self.menu.addAction(self.pause_action)
-        self.menu.addSeparator()
+        if actions is not None:
+            self.menu.addAction(self.off_in_app_action)
+            self.menu.addSeparator()
+            self.menu.addAction(self.settings_action)
+        else:
+            self.menu.addSeparator()
         self.menu.addAction(self.config_action)
         self.menu.addAction(self.quit_action)
         self.config_action.setEnabled(config_path is not None)
@@ -97,6 +116,11 @@ class Tray(QObject):
         self._retry_timer = QTimer(self)
         self._retry_timer.setInterval(self.RETRY_INTERVAL_MS)
         self._retry_timer.timeout.connect(self._retry)
+        self._tooltip_timer = QTimer(self)
+        self._tooltip_timer.setInterval(self.TOOLTIP_REFRESH_MS)
+        self._tooltip_timer.timeout.connect(self._refresh_tooltip)
+        if actions is not None:
+            self._tooltip_timer.start()
         if self._available():
             self._create_icon()
         else:
@@ -154,8 +178,20 @@ class Tray(QObject):
             log.warning("no application to open %s", path)
         return ok
 
+    def refresh_app(self) -> None:
+        """Name the application that last had the focus in "Off in ..." (the
+        menu calls this as it opens)."""
+        if self._actions is None:
+            return
+        self._app = self._actions.last_app()
+        label = f"Off in {self._app.replace('&', '&&')}" if self._app else "Off in this application"
+        self.off_in_app_action.setText(label)
+        self.off_in_app_action.setEnabled(bool(self._app))
+        self._set_checked(self.off_in_app_action, bool(self._app) and self._actions.is_denied(self._app))
+
     def close(self) -> None:
         self._retry_timer.stop()
+        self._tooltip_timer.stop()
         if self._icon is not None:
             self._icon.hide()
             self._icon.deleteLater()
@@ -183,7 +219,14 @@ class Tray(QObject):
         self.status_action.setText(text)
         if self._icon is not None:
             self._icon.setIcon(state_icon(self._state))
-            self._icon.setToolTip(f"ghosttype — {text}")
+        self._refresh_tooltip()
+
+    def _refresh_tooltip(self) -> None:
+        if self._icon is None:
+            return
+        counts = self._actions.stats_line() if self._actions is not None else ""
+        text = status_text(self._state, self._message)
+        self._icon.setToolTip(f"ghosttype — {text}" + (f"\n{counts}" if counts else ""))
 
     @staticmethod
     def _set_checked(action: QAction, checked: bool) -> None:
@@ -197,3 +240,9 @@ class Tray(QObject):
 
     def _pause_toggled(self, checked: bool) -> None:
         self._on_pause(checked)
+
+    def _off_in_app_toggled(self, checked: bool) -> None:
+        if self._actions is None or not self._app:
+            return
+        denied = self._actions.toggle_app(self._app)
+        self._set_checked(self.off_in_app_action, bool(denied) if denied is not None else not checked)

@@ -36,7 +36,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                            ("uninstall", "remove what install wrote")):
         q = sub.add_parser(name, help=helptext)
         q.add_argument("--system", action="store_true",
-                       help="for every user: /usr/share/ibus/component (needs root)")
+                       help="for every user: /usr/share/ibus/component (needs root, and an installation "
+                            "only root can change, e.g. a venv under /opt)")
         if name == "install":
             q.add_argument("--layout", metavar="LAYOUT[+VARIANT]", default=None,
                            help="keyboard layout GNOME applies while ghosttype is the input source (default: "

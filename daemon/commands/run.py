@@ -4,11 +4,11 @@ X11 application.  Command-line flags override the config file's values."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import pathlib
 import sys
 
+from daemon.commands.qt import import_qt_module
 from daemon.config import STRATEGIES, default_config_path
 
 #: The front end is chosen here, at run time, so the ``daemon`` package itself
@@ -54,11 +54,8 @@ def run(args: argparse.Namespace) -> int:
         "debounce_ms": args.debounce_ms,
     }
     path = pathlib.Path(args.config_path).expanduser() if args.config_path else default_config_path()
-    try:
-        frontend = importlib.import_module(FRONTEND_MODULE)
-    except ImportError as e:
-        print(f"ghosttype: cannot load the Qt front end ({e}); install PyQt6 and the Qt xcb libraries "
-              "(see README: packaging/linux/install-deps.sh)", file=sys.stderr)
+    frontend = import_qt_module(FRONTEND_MODULE, "the Qt front end")
+    if frontend is None:
         return 2
     daemon = Daemon(path, overrides, frontend.QtFrontEnd, log_level=args.log_level)
     try:

@@ -12,11 +12,12 @@ from daemon.controller.core import Controller
 from daemon.controller.field import MIN_GHOST_ROOM_PX, SETTLE_POLL_S, SETTLE_S
 from daemon.controller.keys import event_spec, next_word
 from daemon.controller.ledger import SwallowLedger
-from daemon.controller.ports import ControllerState, UiSink, WorkerLike
+from daemon.controller.ports import ControllerState, Drawn, UiSink, WorkerLike
 
 __all__ = [
     "Controller",
     "ControllerState",
+    "Drawn",
     "MIN_GHOST_ROOM_PX",
     "SETTLE_POLL_S",
     "SETTLE_S",

@@ -4,9 +4,16 @@ Keystrokes come in (:meth:`Controller.on_key`), the :class:`InputTracker`
 follows the text before the caret, the :class:`~daemon.worker.SuggestionWorker`
 is asked for a completion, and results that still fit the text are shown
 through a :class:`~daemon.controller.ports.UiSink`.  While ghost text is
-visible the :class:`~daemon.frontends.base.KeySuppressor` is armed, so the
-accept keys are swallowed and reported to :meth:`Controller.on_suppressed_key`;
-at any other time they reach the application untouched.
+on the screen the :class:`~daemon.frontends.base.KeySuppressor` is armed, so
+the accept keys are swallowed and reported to
+:meth:`Controller.on_suppressed_key`; at any other time they reach the
+application untouched.
+
+**Only what is drawn.**  The sink says what it drew (``drawn``: all of the
+suggestion, the part before an ellipsis, a single-line field's first line),
+and only then are the accept keys armed; they insert that part and nothing
+the user could not read.  A suggestion decided on but not yet drawn (the
+field is still being read, the overlay has not painted) leaves Tab a Tab.
 
 The class is assembled from one part per job:
 
@@ -39,6 +46,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import threading
 import time
 from typing import Optional
@@ -53,7 +61,7 @@ from daemon.controller.ledger import SwallowLedger
 from daemon.controller.ports import Clock, ControllerState, UiSink, WorkerLike
 from daemon.controller.status import StatusAndSettings
 from daemon.cpc.suggestion import Suggestion
-from daemon.frontends.base import CaretLocator, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
+from daemon.frontends.base import CaretLocator, FieldLook, FocusInfo, FocusState, KeySuppressor, Rect, TextInjector
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)
@@ -96,6 +104,10 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._pending: Optional[tuple[int, Snapshot]] = None  #: newest request and the buffer it saw
         self._pending_done = False  #: its final result has arrived
         self._ghost = ""
+        #: the part of ``_ghost`` the sink has drawn and the user can read:
+        #: what the accept keys insert (see "Only what is drawn")
+        self._drawn = ""
+        self._show_seq = 0  #: numbers each show, so a late ``drawn`` for an older one is ignored
         self._armed = False
         self._backend: tuple[str, str] = ("ready", "") if worker is not None else ("loading", "")
         self._config_error = ""
@@ -162,6 +174,7 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         with self._lock:
             return ControllerState(
                 ghost=self._ghost,
+                drawn=self._drawn,
                 buffer_chars=len(self.tracker),
                 armed=self._armed,
                 enabled=self._enabled,
@@ -194,6 +207,8 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
             rest = text[len(typed):]
             if rest == self._ghost:
                 return
+            if not self._ghost:
+                self.counters["new_suggestions"] += 1  # not one growing or typed through
             self._set_ghost(rest)
             generation = self.tracker.generation
         self._present(generation, rest)
@@ -214,18 +229,53 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._worker.submit(self._request_id, text, self._params)
 
     def _set_ghost(self, text: str) -> None:
+        """The suggestion is now ``text``.  What stays readable on the screen
+        until the sink draws it is the part of the drawn text it shares."""
         self._ghost = text
-        if text and not self._armed and self._suppressor is not None:
-            try:
-                self._suppressor.arm(self.on_suppressed_key)
+        self._drawn = os.path.commonprefix([self._drawn, text])
+        if not self._drawn:
+            self._disarm()
+
+    def _show(self, text: str, caret: Optional[Rect], look: Optional[FieldLook]) -> None:
+        """Lock held: hand ``text`` to the sink; the accept keys wait for its ``drawn``."""
+        self._show_seq += 1
+        seq = self._show_seq
+        self._sink.show(text, caret, look=look, drawn=lambda shown: self._on_drawn(seq, shown))
+
+    def _on_drawn(self, seq: int, shown: str) -> None:
+        """The sink drew ``shown`` for show number ``seq`` (any thread)."""
+        with self._lock:
+            if seq != self._show_seq or not self._ghost or not self._ghost.startswith(shown):
+                return  # a newer show or a hide came after it, or typing went past it
+            self._drawn = shown
+            log.debug("drawn: %d of %d characters", len(shown), len(self._ghost))
+            if not shown:
+                self.counters["not_drawn"] += 1
+                self._disarm()
+                return
+            if self._armed or self._suppressor is None:
+                return
+        # Grabbing waits for the display server: not under the lock, which an
+        # accept key's handler on the suppressor's thread may be waiting for
+        # (a sink calling from inside show() still holds it, re-entrantly).
+        try:
+            self._suppressor.arm(self.on_suppressed_key)
+        except Exception as e:
+            log.error("cannot grab the accept keys: %s", describe_exception(e))
+            return
+        with self._lock:
+            if seq == self._show_seq and self._drawn:
                 self._armed = True
-            except Exception as e:
-                log.error("cannot grab the accept keys: %s", describe_exception(e))
+            elif not self._armed:  # hidden or replaced while grabbing: let the keys go again
+                self._armed = True
+                self._disarm()
 
     def _hide(self) -> None:
         if self._ghost:
             self._ghost = ""
             self._sink.hide()
+        self._drawn = ""
+        self._show_seq += 1
         self._anchor = None
         self._trail = []
         self._disarm()

@@ -73,8 +73,8 @@ class FieldTruth:
                 self.counters["field_moved"] += 1
                 log.debug("focus moved to another field before the suggestion was shown")
                 if field_text is None:
-                    self._focus = focus
-                    self._reset("field-moved")
+                    if not self._adopt_focus(focus):
+                        self._reset("field-moved")
                 else:
                     self._resync(focus)
                 return
@@ -99,15 +99,14 @@ class FieldTruth:
                 self.latencies_ms.append((self._clock() - self._key_time) * 1000.0)
                 log.debug("ghost shown %.1f ms after the key", self.latencies_ms[-1])
                 self._key_time = None
-            if focus.look is not None:
-                self._sink.show(text, caret, look=focus.look)
-            else:
-                self._sink.show(text, caret)
+            self._show(text, caret, focus.look)
 
     def _resync(self, focus: FocusState) -> None:
-        """Lock held: take the buffer from the field, hide, and ask again."""
+        """Lock held: take the buffer from the field, hide, and ask again
+        (unless the privacy rules close the field)."""
         self._hide()
-        self._focus = focus
+        if self._adopt_focus(focus):
+            return
         self.tracker.replace(focus.text_before_caret or "")
         self._echo.clear()
         self._pending = None
@@ -167,7 +166,7 @@ class FieldTruth:
                         misses = self._caret_misses.get(fresh.app_id, 0)
                         self._caret_misses[fresh.app_id] = 0 if fresh.caret is not None else misses + 1
                     if self.tracker.generation == generation:
-                        self._focus = fresh
+                        self._adopt_focus(fresh)
         if fresh is None and focus.text_before_caret is not None:
             # Text handed over at the last focus change (e.g. by an input
             # method) is not what the field holds now: only a fresh reading

@@ -2,7 +2,7 @@
 the :class:`~daemon.controller.Controller` that applies the privacy rules.
 
 Disabled, paused, a denylisted application or a password field (or an
-unidentifiable field with ``unknown_fields = "skip"``): the buffer is
+unidentifiable field where ``unknown_fields`` says skip): the buffer is
 cleared, nothing is captured and nothing is suggested.  Nothing here logs
 text, only lengths.
 
@@ -47,13 +47,12 @@ class FocusRules:
         with self._lock:
             if (only_if_changed and state.window_id == previous.window_id
                     and state.field_id == previous.field_id and state.is_password == previous.is_password):
-                self._focus = state
+                self._adopt_focus(state)
                 return
-            self._focus = state
             if state.field_id != previous.field_id or state.window_id != previous.window_id:
                 log.debug("focus moved: window %s -> %s, field %s -> %s", previous.window_id, state.window_id,
                           previous.field_id or "-", state.field_id or "-")
-            if self._update_block():
+            if self._adopt_focus(state):
                 return
             if state.text_before_caret is not None and self.tracker.generation == generation:
                 self._hide()
@@ -64,14 +63,24 @@ class FocusRules:
             elif state.window_id != previous.window_id and self.tracker.generation == generation:
                 self._reset("focus")
 
+    def _adopt_focus(self, state: FocusState) -> bool:
+        """Lock held: ``state`` is the focused field now.  Every reading of
+        the focus that the controller keeps passes here, whoever read it (a
+        focus watcher, the settling of a suggestion, a field event), so the
+        privacy rules always judge the field whose text is kept.  True when
+        capture is off there (the buffer is then cleared and work dropped)."""
+        self._focus = state
+        return self._update_block()
+
     def _update_block(self) -> bool:
         """Apply the privacy rules to the focused widget (lock held); True
         when capture is off there."""
         blocked = self._block_reason(self._focus)
-        if blocked != self._blocked:
+        changed = blocked != self._blocked
+        if changed:
             log.info("capture %s in this window%s", "off" if blocked else "on", f" ({blocked})" if blocked else "")
         self._blocked = blocked
-        if blocked:
+        if blocked and (changed or self._ghost or self._pending is not None or len(self.tracker)):
             self._reset("blocked")
         return bool(blocked)
 
@@ -80,7 +89,7 @@ class FocusRules:
             return "denylisted application"
         if state.is_password:
             return "password field"
-        if state.is_password is None and self._config.unknown_fields == "skip":
+        if state.is_password is None and self._config.skips_unknown_fields:
             return "unidentified field"
         return ""
 

@@ -6,10 +6,11 @@ text out.
   advances the ghost text at once, with no model call; any other text key
   hides the ghost and asks for a new suggestion; caret moves, clicks and
   shortcuts reset the buffer.
-* **Accepting.**  While ghost text is visible the key suppressor is armed, so
-  the accept keys are swallowed and reported to :meth:`on_suppressed_key`,
-  which inserts the suggestion (or its next word) through the injector, but
-  only while the field still holds the ghost's anchor (else a Tab is typed).
+* **Accepting.**  While ghost text is on the screen the key suppressor is
+  armed, so the accept keys are swallowed and reported to
+  :meth:`on_suppressed_key`, which inserts the part of the suggestion the
+  sink drew (or its next word) through the injector, but only while the
+  field still holds the ghost's anchor (else a Tab is typed).
 * **Our own keys.**  Text we inject comes back through the keyboard listener
   (:class:`~daemon.capture.tracker.InjectionEcho` drops it), and a swallowed
   accept key may be seen by the listener too
@@ -111,6 +112,7 @@ class KeyHandling:
             if self._anchor is not None:
                 self._advance_anchor(event.char)
             if rest:
+                self._drawn = self._drawn[1:]  # what stays readable until it is drawn again
                 self._set_ghost(rest)
                 return (self.tracker.generation, rest)
             self._hide()
@@ -158,17 +160,20 @@ class KeyHandling:
                 self.counters["accept_refused"] += 1
                 log.debug("accept key refused: the field changed under the suggestion")
                 self._hide()
-            if self._ghost and self._active():
-                piece = self._ghost if spec == cfg.accept_key else next_word(self._ghost)
+            if self._drawn and self._active():
+                # what the user can read, not what was cut off or not drawn yet
+                piece = self._drawn if spec == cfg.accept_key else next_word(self._drawn)
                 self.counters["accepted" if spec == cfg.accept_key else "accepted_word"] += 1
             elif spec == "tab":
-                # Swallowed, but nothing is visible any more (a fast double
-                # Tab): the user meant a real Tab, so type one.
+                # Swallowed, but nothing is readable any more (a fast double
+                # Tab, a suggestion hidden or replaced as the key came): the
+                # user meant a real Tab, so type one.
                 piece = "\t"
                 self.counters["tab_passed_on"] += 1
             else:
                 return False
             log.debug("accepting %d characters", len(piece))
+            self.counters["injected_chars"] += len(piece)  # accepted text, and the Tabs passed on
             if getattr(self._injector, "echoes", True):  # the IBus engine's commits never come back as keys
                 self._echo.expect(piece)
             if self._enabled and not self._paused and not self._blocked:
@@ -177,6 +182,7 @@ class KeyHandling:
             if self._anchor is not None:
                 self._advance_anchor(piece)
             if rest:
+                self._drawn = self._drawn[len(piece):]
                 self._set_ghost(rest)
             else:
                 self._hide()

@@ -40,6 +40,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .lm import Cancelled, CancelCheck, TokenLM
+from .numeric import logsumexp
 from .vocab import VocabIndex
 
 
@@ -79,11 +80,6 @@ class _Done:
     cond: float  #: log P(last token | agreeing with the typed tail)
     entropy: float
     covered_before: int
-
-
-def _logsumexp(x: np.ndarray) -> float:
-    m = float(x.max())
-    return m + float(np.log(np.exp(x - m).sum()))
 
 
 def _entropy(lp: np.ndarray, norm: float) -> float:
@@ -168,7 +164,7 @@ def cover(
                 continue
             lp = rows[i, ids].astype(np.float64)
             lps.append(lp)
-            norms[i] = _logsumexp(lp)
+            norms[i] = logsumexp(lp)
             cand_beam.append(np.full(len(ids), i, dtype=np.int64))
             cand_tok.append(ids)
             cand_score.append(lp + beam.logprob)
@@ -182,7 +178,7 @@ def cover(
         scores_a = np.concatenate(cand_score)
         done_a = np.concatenate(cand_done)
         if done_a.any():
-            mass = float(np.logaddexp(mass, _logsumexp(scores_a[done_a])))
+            mass = float(np.logaddexp(mass, logsumexp(scores_a[done_a])))
         # Complete coverings cost no further model call: each competes only
         # for the k kept coverings, never for a live beam's slot.
         for j in _best(np.flatnonzero(done_a), scores_a, toks_a, beams_a, k):

@@ -51,6 +51,7 @@ import numpy as np
 
 from .covering import HOPELESS
 from .lm import Cancelled, CancelCheck, TokenLM
+from .numeric import logsumexp
 
 #: True for bytes that continue a word (see the module docstring).
 WORD_BYTE = np.zeros(256, dtype=bool)
@@ -150,13 +151,6 @@ class WordTables:
         self.gen_mask = gen_mask
 
 
-def _logsumexp(x: np.ndarray) -> float:
-    m = float(x.max())
-    if not np.isfinite(m):
-        return m
-    return m + float(np.log(np.exp(x - m).sum()))
-
-
 def _entropy(row: np.ndarray) -> float:
     lp = row.astype(np.float64)
     finite = np.isfinite(lp)
@@ -245,7 +239,7 @@ def search_word(
                 ends_here = started
             if ends_here:
                 b_lp = row[tables.boundary_ids]
-                mass = _logsumexp(b_lp)
+                mass = logsumexp(b_lp)
                 nxt = int(cand[0]) if k == 1 else int(tables.boundary_ids[int(np.argmax(b_lp))])
                 first = h.first if h.first is not None else (float(row[nxt]), entropy)
                 add(Word(h, len(h.data), h.logprob + mass, True, nxt, float(row[nxt]), first))
@@ -273,7 +267,7 @@ def search_word(
     return WordResult(
         best=ranked[0],
         runner_up=float(ranked[1].logprob) if len(ranked) > 1 else None,
-        total=_logsumexp(logs),
+        total=logsumexp(logs),
         steps=steps,
         ranked=tuple(ranked),
     )

@@ -213,9 +213,11 @@ class RecordingSink:
         self.events: list[tuple[float, str, str]] = []  #: (time, "show"|"hide", text)
         self._lock = threading.Lock()
 
-    def show(self, text: str, caret: Any = None, look: Any = None) -> None:
+    def show(self, text: str, caret: Any = None, look: Any = None, drawn: Any = None) -> None:
         with self._lock:
             self.events.append((self.clock(), "show", text))
+        if drawn is not None:
+            drawn(text)  # on the screen at once, all of it
 
     def hide(self) -> None:
         with self._lock:

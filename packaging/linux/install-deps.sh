@@ -2,7 +2,7 @@
 # Installs the Debian/Ubuntu system libraries ghosttype needs at run time
 # (the Qt xcb platform plugin's libraries, AT-SPI), a C/C++ compiler for
 # llama-cpp-python (pip builds it from source), and with --test also the
-# tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, a D-Bus
+# tools the test suite drives (Xvfb, xdotool, xterm, ImageMagick, trayer (a tray host), a D-Bus
 # session bus, and the validators of the startup files: desktop-file-validate
 # and systemd-analyze; for the IBus engine's tests the GTK3/GTK4 IBus IM
 # modules and Debian's PyGObject for the GTK test app, and GNOME Shell for the
@@ -23,7 +23,7 @@ runtime=(
 # python3-dev: pip builds evdev (a pynput dependency) from source against Python.h
 build=(build-essential python3-dev)
 test_tools=(
-  xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
+  xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox trayer
   systemd firefox-esr chromium mousepad dunst
   ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell
   openssl cmake libssl-dev

@@ -58,23 +58,41 @@ class FakeDecoder:
 
 
 class RecordingSink:
-    def __init__(self) -> None:
+    """Records what the controller shows.  ``draws``: how it reports what it
+    drew: the whole text at once (True), or only when the test calls
+    :meth:`draw` (False), or ``cut(text)`` when given a function."""
+
+    def __init__(self, draws: "bool | Callable[[str], str]" = True) -> None:
         self.lock = threading.Lock()
         self.events: list[tuple] = []
         self.visible = ""
         self.status: tuple[str, str] = ("", "")
         self.looks: list = []
+        self.draws = draws
+        self.pending: Optional[Callable[[str], None]] = None
 
-    def show(self, text: str, caret: Optional[Rect], look=None) -> None:
+    def show(self, text: str, caret: Optional[Rect], look=None, drawn=None) -> None:
         with self.lock:
             self.events.append(("show", text, caret))
             self.looks.append(look)
             self.visible = text
+            self.pending = drawn
+        if self.draws is not False:
+            self.draw()
+
+    def draw(self) -> None:
+        """Report the last shown text as drawn (as the overlay does after painting)."""
+        with self.lock:
+            drawn, self.pending = self.pending, None
+            text = self.visible
+        if drawn is not None:
+            drawn(self.draws(text) if callable(self.draws) else text)
 
     def hide(self) -> None:
         with self.lock:
             self.events.append(("hide",))
             self.visible = ""
+            self.pending = None
 
     def set_status(self, state: str, message: str) -> None:
         with self.lock:

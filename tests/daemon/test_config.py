@@ -30,7 +30,8 @@ def test_defaults():
     assert (c.enabled, c.model, c.beam_width, c.max_tokens, c.buffer_chars, c.context_chars) == (
         True, "smollm2", 2, 8, 2000, 1500)
     assert (c.accept_key, c.accept_word_key, c.dismiss_key) == ("tab", "ctrl+right", "escape")
-    assert c.unknown_fields == "suggest" and c.single_line and c.log_level == "warning"
+    assert c.unknown_fields == c.ibus_terminals == "auto" and c.single_line and c.log_level == "warning"
+    assert not c.skips_unknown_fields and not c.skips_terminals  # the model runs here: nothing leaves
     assert "keepassxc" in c.denylist and "pinentry" in c.denylist
     p = c.beam_params()
     assert (p.beam_width, p.max_tokens, p.context_chars, p.single_line) == (2, 8, 1500, True)
@@ -234,6 +235,33 @@ def test_logging_to_file_and_levels(tmp_path):
         parse_level("loud")
 
 
+def test_log_files_are_the_users_alone(tmp_path):
+    """0700 folder, 0600 files (rotated ones too), whatever the umask, also
+    where an earlier version left a readable log behind."""
+    root = logging.getLogger()
+    before = list(root.handlers), root.level
+    folder = tmp_path / "log"
+    folder.mkdir(mode=0o755)
+    (folder / "ghosttype.log").write_text("old\n")
+    os.chmod(folder / "ghosttype.log", 0o644)
+    umask = os.umask(0o022)
+    try:
+        path = setup_logging("info", log_dir=folder, to_stderr=False, max_bytes=200, backups=2)
+        for i in range(20):
+            logging.getLogger("ghosttype.test").info("line %d of a log that rotates", i)
+    finally:
+        os.umask(umask)
+        for h in list(root.handlers):
+            if h not in before[0]:
+                root.removeHandler(h)
+                h.close()
+        root.setLevel(before[1])
+    files = sorted(folder.iterdir())
+    assert path in files and len(files) == 3  # the log and two rotated ones
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert {oct(f.stat().st_mode & 0o777) for f in files} == {"0o600"}
+
+
 def test_invalid_file_is_reported_once_until_it_changes(watched):
     path, col, w = watched
     reloads = threading.Semaphore(0)  # one release per reload the watcher itself ran
@@ -267,3 +295,15 @@ def test_invalid_file_is_reported_once_until_it_changes(watched):
     save("max_tokens = -2\n")  # saved again unchanged: reloaded, but silent
     assert reloads.acquire(timeout=30), "the save was not seen"
     assert len(col.errors) == 2, col.errors
+
+
+@pytest.mark.parametrize("setting,local,server", [("auto", False, True), ("suggest", False, False),
+                                                   ("skip", True, True)])
+def test_unknown_fields_and_terminals_are_skipped_with_a_server(setting, local, server):
+    """A sudo or ssh password prompt in a terminal is a field of unknown kind:
+    with a server configured it would leave the machine, so auto skips it."""
+    here = Config(unknown_fields=setting, ibus_terminals=setting)
+    remote = Config(unknown_fields=setting, ibus_terminals=setting, backend="server",
+                    server_url="https://models.example:8443")
+    assert (here.skips_unknown_fields, here.skips_terminals) == (local, local)
+    assert (remote.skips_unknown_fields, remote.skips_terminals) == (server, server)

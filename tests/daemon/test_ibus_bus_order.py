@@ -102,15 +102,18 @@ def engine_on_the_bus(bus_address):
     controller = Controller(Config(debounce_ms=0), frontend, worker=worker, injector=frontend, suppressor=frontend)
     frontend.attach(controller)
     controller.start()
-    service = IBusService(bus_address, frontend)
+    # The engine answers only ibus-daemon (test_ibus_bus_access.py): here
+    # the second connection stands in for it.
+    daemon = Daemon(bus_address, "")
+    service = IBusService(bus_address, frontend, daemon_sender=daemon.conn.unique_name)
+    daemon.service = service._conn.unique_name
     thread = threading.Thread(target=service.run, daemon=True)
     thread.start()
-    unique = service._conn.unique_name
-    daemon = Daemon(bus_address, unique)
     (reply,) = [m for m in daemon.call(wire.PATH_FACTORY, wire.INTERFACE_FACTORY, "CreateEngine", "s", ("ghosttype",))
                 if m.header.message_type == MessageType.method_return]
     daemon.path = reply.body[0]
-    daemon.call(daemon.path, wire.INTERFACE_ENGINE, "SetCapabilities", "u", (0x3F,))
+    # A client that reports no text (test_ibus_engine.py holds the keys of one that does)
+    daemon.call(daemon.path, wire.INTERFACE_ENGINE, "SetCapabilities", "u", (0x1F,))
     daemon.call(daemon.path, wire.INTERFACE_ENGINE, "FocusInId", "ss", ("/ic/1", "gtk3-im:gedit"))
     try:
         yield daemon, controller, worker

@@ -75,8 +75,13 @@ def test_component_path_keeps_the_system_directory_first(tmp_path: pathlib.Path)
 
 def test_system_install_writes_the_component_and_refreshes_the_system_cache(tmp_path: pathlib.Path, monkeypatch,
                                                                             capsys):
+    """(test_ibus_system_install.py runs the real commands, and the check of
+    who can change this installation, in a private mount namespace.)"""
     calls = []
     monkeypatch.setattr(component, "SYSTEM_COMPONENT_DIR", tmp_path / "component")
+    monkeypatch.setattr(component, "SYSTEM_REGISTRY_CACHE", tmp_path / "registry")
+    (tmp_path / "registry").write_bytes(b"cache")  # the system keeps one: it is kept current
+    monkeypatch.setattr(component, "system_install_problem", lambda: None)
     monkeypatch.setattr(component.os, "geteuid", lambda: 0)
     monkeypatch.setattr(component.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(component, "_run", lambda argv, env=None: calls.append(argv) or True)

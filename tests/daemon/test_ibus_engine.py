@@ -14,6 +14,8 @@ from daemon.frontends.ibus.engine import GHOST_COLOUR, PROP_ENABLED, PROP_PAUSED
 from tests.daemon.fakes import ManualWorker
 
 TAB, ESC, LEFT, RIGHT, BACKSPACE = 0xFF09, 0xFF1B, 0xFF51, 0xFF53, 0xFF08
+REPORTS_TEXT = 0x7F  #: preedit, auxiliary text, lookup table, focus, properties, surrounding text
+ALL_BUT_TEXT = REPORTS_TEXT & ~wire.CAP_SURROUNDING_TEXT
 
 
 class RecordingOutput:
@@ -62,7 +64,11 @@ class Rig:
         self.frontend.attach(self.controller)
         self.controller.start()
 
-    def engine(self, client: str = "gtk3-im:gedit", caps: int = 0x7F):
+    def engine(self, client: str = "gtk3-im:gedit", caps: int = ALL_BUT_TEXT):
+        """A focused engine; by default its client reports no text of the
+        field (each key reaches the controller at once, ``unknown_fields``
+        decides); with ``caps=REPORTS_TEXT`` the field is unidentified, its
+        keys held, until its text is reported."""
         out = RecordingOutput()
         engine = self.frontend.new_engine(out)
         engine.set_capabilities(caps)
@@ -277,9 +283,12 @@ def test_a_private_field_that_becomes_normal_suggests_again(rig):
     assert rig.worker.last[1] == "Hi"
 
 
-@pytest.mark.parametrize("setting,suggests", [("suggest", True), ("skip", False)])
-def test_terminal_fields_follow_the_config(setting, suggests):
-    rig = Rig(Config(debounce_ms=0, ibus_terminals=setting))
+@pytest.mark.parametrize("setting,backend,suggests", [
+    ("suggest", "local", True), ("skip", "local", False), ("auto", "local", True), ("auto", "server", False),
+    ("suggest", "server", True)])
+def test_terminal_fields_follow_the_config(setting, backend, suggests):
+    server = {"server_url": "https://models.example:8443"} if backend == "server" else {}
+    rig = Rig(Config(debounce_ms=0, ibus_terminals=setting, backend=backend, **server))
     engine, out = rig.engine("gtk3-im:gnome-terminal-server")
     engine.set_content_type(wire.PURPOSE_TERMINAL, 0)
     type_text(engine, "ls -")
@@ -614,3 +623,69 @@ def test_the_hidden_text_hint_is_private(rig):
     engine.set_content_type(wire.PURPOSE_FREE_FORM, wire.HINT_HIDDEN_TEXT)
     type_text(engine, "hunter2")
     assert rig.controller.buffer_text == "" and rig.controller.state().blocked
+
+
+def type_reporting_late(engine, text: str, field: str = "", mask: str = "") -> str:
+    """Firefox on KWin: right after each key the field reports the text it
+    had before that key (its password inputs: mask characters, and no
+    password purpose).  Returns the field's text."""
+    for ch in text:
+        assert press(engine, ord(ch)) is False, "typed keys must reach the application"
+        engine.set_surrounding_text(field, len(field), len(field))
+        field += mask or ch
+    return field
+
+
+@pytest.mark.parametrize("mask", ["\u25cf", "*"])
+def test_no_key_of_an_undeclared_password_field_reaches_the_model_before_its_mask_shows(rig, mask):
+    engine, out = rig.engine("wayland", caps=REPORTS_TEXT)
+    engine.set_surrounding_text("", 0, 0)  # the empty field at focus-in tells nothing
+    type_reporting_late(engine, "hunter2 secret", mask=mask)
+    assert rig.worker.requests == [] and rig.worker.prefills == []
+    assert rig.controller.buffer_text == "" and rig.controller.state().blocked
+    assert out.aux == "" and out.preedit == "" and out.committed == []
+
+
+def test_the_held_keys_of_a_plain_field_go_on_once_its_text_shows(rig):
+    engine, out = rig.engine("wayland", caps=REPORTS_TEXT)
+    engine.set_surrounding_text("", 0, 0)
+    field = type_reporting_late(engine, "S")
+    press(engine, ord("a"))
+    assert rig.worker.requests == []  # nothing known yet
+    engine.set_surrounding_text(field, 1, 1)  # "S", a key late: not masked
+    assert [text for _, text in rig.worker.requests] == ["S", "Sa"]  # the held keys, in order
+    type_reporting_late(engine, "y hel", field="Sa")
+    assert rig.worker.last[1] == "Say hel" and rig.controller.buffer_text == "Say hel"  # no key lost
+    rig.deliver("lo world")
+    assert out.aux == "lo world" and press(engine, TAB) is True
+    assert out.committed == ["lo world"]
+
+
+def test_a_field_with_text_at_focus_in_is_identified_at_once(rig):
+    engine, out = rig.engine("gtk3-im:gedit", caps=REPORTS_TEXT)
+    engine.set_surrounding_text("Dear Bob, ", 10, 10)
+    type_text(engine, "th")
+    assert rig.worker.last[1] == "Dear Bob, th"
+
+
+def test_held_keys_are_dropped_when_the_field_declares_a_password_late(rig):
+    engine, out = rig.engine("wayland", caps=REPORTS_TEXT)
+    type_text(engine, "hunter2")
+    engine.set_content_type(wire.PURPOSE_PASSWORD, 0)
+    engine.set_surrounding_text("\u25cf" * 7, 7, 7)
+    engine.set_content_type(wire.PURPOSE_FREE_FORM, 0)
+    assert rig.worker.requests == [] and rig.controller.buffer_text == ""
+
+
+@pytest.mark.parametrize("setting,suggests", [("suggest", True), ("skip", False)])
+def test_a_client_that_reports_no_text_leaves_the_field_to_the_unknown_fields_setting(setting, suggests):
+    rig = Rig(Config(debounce_ms=0, unknown_fields=setting))
+    engine, out = rig.engine("wayland", caps=REPORTS_TEXT)
+    type_text(engine, "Hel")  # held: the client may still report
+    assert rig.worker.requests == []
+    engine.set_capabilities(ALL_BUT_TEXT)  # GTK drops the capability where the widget has no text to give
+    assert rig.controller.state().blocked is not suggests
+    type_text(engine, "lo")
+    assert bool(rig.worker.requests) is suggests
+    if suggests:
+        assert rig.worker.last[1] == "Hello"

@@ -43,6 +43,7 @@ class Peer:
         self.conn = open_dbus_connection(address)
         self.calls: list[tuple[str, tuple]] = []
         self.drawn = True
+        self.visible: int | None = None  #: characters visible in full (cut with an ellipsis); None: all
         self._replies: dict[int, object] = {}
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
@@ -68,7 +69,8 @@ class Peer:
                 member = msg.header.fields.get(3)
                 self.calls.append((member, msg.body))
                 if member == "Show":
-                    self.conn.send(new_method_return(msg, "bu", (self.drawn, len(msg.body[0]) if self.drawn else 0)))
+                    n = len(msg.body[0]) if self.visible is None else self.visible
+                    self.conn.send(new_method_return(msg, "bu", (self.drawn, n if self.drawn else 0)))
                 else:
                     self.conn.send(new_method_return(msg))
 
@@ -243,3 +245,14 @@ def test_after_tab_the_next_suggestion_waits_for_the_clients_new_caret(gnome):
     assert shell.calls[-1] == ("Show", (" world",))
     assert press(engine, TAB) is True
     assert out.committed == ["lo", " world"]
+
+
+def test_where_gnome_shell_cut_the_suggestion_at_the_windows_edge_tab_inserts_what_is_visible(gnome):
+    rig, shell, engine, out = gnome
+    shell.visible = 3  # "lo " and an ellipsis fit before the window's edge
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    assert wait_until(lambda: rig.frontend.armed)
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo "]

@@ -147,6 +147,22 @@ def check_password(results: dict, app: str) -> None:
     assert res.get("focus_moved_on"), f"{app}: Tab did not reach the application (the focus stayed in the field)"
 
 
+def check_focus_jump(results: dict, app: str) -> None:
+    """A page moves the focus from the textarea, where a suggestion shows, to its password input by
+    itself: the engine shows nothing from then on, the password input holds exactly what was typed,
+    the textarea what was typed there (nothing inserted), and Tab reaches the page."""
+    res = _scenario(results, app)
+    assert res.get("ghost"), f"{app}: no suggestion was shown before the page moved the focus"
+    assert res.get("jumped"), f"{app}: the page never moved the focus to its password input"
+    assert not res.get("shown"), f"{app}: the engine showed suggestions after the focus moved to a password " \
+                                 f"input: {res['shown']}"
+    assert res.get("text_before_tab") == SECRET, \
+        f"{app}: the password input holds {res.get('text_before_tab')!r}, typed {SECRET!r}"
+    assert res.get("textarea") == res.get("typed"), f"{app}: the textarea holds {res.get('textarea')!r}"
+    assert res.get("text") == SECRET, f"{app}: after Tab the password input holds {res.get('text')!r}"
+    assert res.get("focus_moved_on"), f"{app}: Tab did not reach the page (the focus stayed in the input)"
+
+
 def check_layout(results: dict, app: str, complete: list[dict]) -> str:
     """On a machine with the German layout, with the engine selected: the physical keys typed hold
     exactly what that layout types (ö ä ü ß on their keys, y and z swapped against US keyboards), and

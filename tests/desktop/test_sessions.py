@@ -31,6 +31,8 @@ PASSWORD = {
     "gnome": ["gtk4-pw", "gtk3-pw", "qt-pw", "firefox-pw", "chromium-pw"],
     "kde": ["qt-pw", "gtk4-pw", "gtk3-pw", "firefox-pw", "chromium-pw"],
 }
+#: A page moves the focus from a field showing a suggestion to its password input by itself (no key).
+JUMP = {"gnome": ["firefox-jump", "chromium-jump"], "kde": ["firefox-jump", "chromium-jump"]}
 #: GNOME with ``ibus_display = "preedit"``: the inline route must not lose, double or reorder a typed
 #: character either (the apps where it did: Chromium, Qt; GTK4 for comparison).
 PREEDIT = {"gnome-preedit": ["chromium", "qt", "gnome-text-editor"]}
@@ -38,13 +40,14 @@ PREEDIT = {"gnome-preedit": ["chromium", "qt", "gnome-text-editor"]}
 LAYOUT = {"gnome-de": ["gnome-text-editor", "qt"]}
 #: GNOME's dark style: the inline suggestion must read as one on dark fields too.
 DARK = {"gnome-dark": ["gnome-text-editor", "qt"]}
-SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) for d in NORMAL} | PREEDIT | LAYOUT | DARK
+SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) for d in NORMAL} | PREEDIT | LAYOUT | DARK
 LAYOUT_CASES = [(d, a) for d in LAYOUT for a in LAYOUT[d]]
 PREEDIT_CASES = [(d, a) for d in PREEDIT for a in PREEDIT[d]]
 NORMAL_CASES = [(d, a) for d in NORMAL for a in NORMAL[d]]
 PASSWORD_CASES = [(d, a) for d in PASSWORD for a in PASSWORD[d]]
 #: GNOME with ghosttype's Shell extension: grey text at the caret instead of IBus's popup.
 INLINE_CASES = [("gnome", a) for a in NORMAL["gnome"]] + [(d, a) for d in DARK for a in DARK[d]]
+JUMP_CASES = [(d, a) for d in JUMP for a in JUMP[d]]
 
 #: Known failures, each with what was seen: they stay visible in every run's summary (xfail) until fixed.
 KNOWN = {
@@ -95,6 +98,11 @@ def test_typing_the_suggestions_next_char_keeps_it_visible(desktops, desktop, ap
 @pytest.mark.parametrize("desktop, app", PASSWORD_CASES)
 def test_password_field_shows_nothing_and_tab_goes_through(desktops, desktop, app):
     checks.check_password(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+@pytest.mark.parametrize("desktop, app", JUMP_CASES)
+def test_focus_moving_to_a_password_input_without_a_key_shows_nothing(desktops, desktop, app):
+    checks.check_focus_jump(desktops(desktop, SCENARIOS[desktop]), app)
 
 
 @pytest.mark.parametrize("desktop, app", PREEDIT_CASES)

@@ -79,12 +79,18 @@ def a11y(xvfb: str, tmp_path: Path) -> Iterator[A11ySession]:
 
 def start_fields_app(session: A11ySession) -> tuple[App, Path]:
     state = session.tmp / "state.json"
-    app = start_app(session.display, [sys.executable, str(APP), "--state", str(state)],
+    app = start_app(session.display, [sys.executable, str(APP), "--state", str(state),
+                                      "--focus-requests", str(focus_requests(session))],
                     wm_class="qt_fields", env=session.env)
     xdotool(session.display, "windowfocus", "--sync", str(app.window))
     assert wait_until(lambda: read_state(state).get("focus") == "normal", timeout=10), \
         "the normal field never got keyboard focus"
     return app, state
+
+
+def focus_requests(session: A11ySession) -> Path:
+    """Writing a field's name here makes the fields app focus it by itself (no key)."""
+    return session.tmp / "focus-request"
 
 
 def read_state(path: Path) -> dict:

@@ -18,7 +18,7 @@ from typing import Iterator, Optional
 import pytest
 
 from tests import needs
-from tests.e2e.a11y import A11ySession, a11y, field_rect, read_state, start_fields_app  # noqa: F401
+from tests.e2e.a11y import A11ySession, a11y, field_rect, focus_requests, read_state, start_fields_app  # noqa: F401
 from tests.e2e.xserver import (SUGGESTION_LATENCIES, negative_window, start_app, stays, wait_until,  # noqa: F401
                                x_env, xdotool, xvfb)
 
@@ -304,20 +304,39 @@ def test_denylisted_application_gets_nothing(desktop) -> None:
 
 
 def test_typed_text_never_reaches_disk_or_logs(desktop, tmp_path: pathlib.Path) -> None:
+    """At debug level, with a suggestion on the screen long enough for the
+    daemon's periodic state line: neither what was typed nor what was
+    suggested (and accepted) is in any file the daemon wrote; its log is
+    the user's alone, and it runs with core dumps off."""
     display, out, daemon, term = desktop
-    marker = "Zebrafinch quantumleap"
-    xdotool(display, "type", "--delay", "60", marker)
+    typed = "Zebrafinch quantumleap, Zebrafinch quantumleap, Zebrafinch quan"
+    xdotool(display, "type", "--delay", "60", typed)
     assert wait_overlay_stable(display, timeout=30) is not None, daemon.output()
+    # the housekeeping logs the controller's state every 2 s: let it see the ghost
+    lines = daemon.output().count("state: ControllerState(")
+    assert wait_until(lambda: daemon.output().count("state: ControllerState(") > lines, timeout=6)
+    assert overlay_geometry(display) is not None
     xdotool(display, "key", "Tab")
     assert wait_until(lambda: daemon.accepted(), timeout=10), daemon.output()
-    assert wait_until(lambda: len(file_text(out)) >= len(marker) + daemon.accepted()[0], timeout=10)
+    assert wait_until(lambda: len(file_text(out)) >= len(typed) + daemon.accepted()[0], timeout=10)
+    suggested = file_text(out)[len(typed):].strip()
+    assert len(suggested) >= 4, repr(suggested)  # long enough to be found if it leaked
+    limits = pathlib.Path(f"/proc/{daemon.process.pid}/limits").read_text()
+    assert re.search(r"Max core file size\s+0\s", limits), limits
     daemon.stop()
+    home = tmp_path / "home"
     leaks = []
-    for root in (tmp_path / "home",):
-        for path in root.rglob("*"):
-            if path.is_file() and re.search(b"Zebrafinch|quantumleap", path.read_bytes()):
-                leaks.append(str(path))
+    for path in home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            leaks += [f"{path}: {what}" for what, needle in (("typed", b"Zebrafinch"), ("typed", b"quantumleap"),
+                                                             ("suggested", suggested.encode()))
+                      if needle in data]
     assert leaks == [], leaks
+    logs = [p for p in home.rglob("*.log") if p.is_file()]
+    assert logs, "the daemon wrote no log file"
+    assert {oct(p.stat().st_mode & 0o777) for p in logs} == {"0o600"}
+    assert all(oct(p.parent.stat().st_mode & 0o777) == "0o700" for p in logs)
 
 
 # --------------------------------------------------------------------------- a Qt application with AT-SPI
@@ -382,6 +401,53 @@ def test_password_field_gets_nothing(qt_desktop) -> None:
     assert stays(lambda: overlay_geometry(session.display) is None, window), \
         f"a ghost over a password field within {window:.1f} s"
     assert field_text(state, "password") == "The quick brown fox jumps over the la"
+
+
+def test_focus_moving_to_the_password_field_without_a_key_hides_the_ghost(qt_desktop) -> None:
+    """A login page moves focus to its password box by itself while a
+    suggestion shows: the ghost goes at once, the password field gets
+    nothing, and Tab there is the application's."""
+    session, state, daemon = qt_desktop
+    xdotool(session.display, "type", "--delay", "60", "The quick brown fox jumps over the la")
+    assert wait_overlay_stable(session.display) is not None, daemon.output()
+    focus_requests(session).write_text("password")
+    assert wait_until(lambda: read_state(state).get("focus") == "password", timeout=10)
+    assert wait_until(lambda: overlay_geometry(session.display) is None, timeout=2), \
+        "the ghost stayed after focus moved to the password field"
+    assert wait_until(lambda: "capture off in this window (password field)" in daemon.output(), timeout=5)
+    xdotool(session.display, "type", "--delay", "60", "Zebrafinch hunter")
+    window = negative_window()
+    assert stays(lambda: overlay_geometry(session.display) is None, window), \
+        f"a ghost over a password field within {window:.1f} s"
+    accepted = len(daemon.accepted())
+    xdotool(session.display, "key", "Tab")
+    assert wait_until(lambda: read_state(state).get("focus") == "editor", timeout=10)  # Tab moved focus
+    assert len(daemon.accepted()) == accepted and field_text(state, "password") == "Zebrafinch hunter"
+
+
+def test_a_denylisted_window_taking_focus_without_a_key_gets_nothing(qt_desktop) -> None:
+    """A password manager's window comes up by itself (an autotype prompt)
+    while a suggestion shows: the ghost goes, nothing typed there is kept."""
+    session, state, daemon = qt_desktop
+    xdotool(session.display, "type", "--delay", "60", "The quick brown fox jumps over the la")
+    assert wait_overlay_stable(session.display) is not None, daemon.output()
+    out = session.tmp / "manager.txt"
+    manager = start_app(session.display, ["xterm", "-class", "KeePassXC", "-geometry", "40x5+300+300", "-e", "sh",
+                                          "-c", f"stty -icanon -echoctl; exec cat > {out}"], wm_class="KeePassXC")
+    try:
+        xdotool(session.display, "windowfocus", "--sync", str(manager.window))
+        assert wait_until(lambda: overlay_geometry(session.display) is None, timeout=2), \
+            "the ghost stayed after a denylisted window took focus"
+        assert wait_until(lambda: "capture off in this window (denylisted application)" in daemon.output(),
+                          timeout=5), daemon.output()
+        xdotool(session.display, "type", "--delay", "60", "master passw")
+        window = negative_window()
+        assert stays(lambda: overlay_geometry(session.display) is None, window), \
+            f"a ghost in a denylisted window within {window:.1f} s"
+        xdotool(session.display, "key", "Tab")
+        assert wait_until(lambda: file_text(out) == "master passw\t", timeout=5), repr(file_text(out))
+    finally:
+        manager.stop()
 
 
 # --------------------------------------------------------------------------- feedback without a tray

@@ -77,6 +77,22 @@ def _kill_user_processes(uid: int) -> list[int]:
     return [p.pid for p in left]
 
 
+#: Run as ``sh -c PRIVATE_SYSTEM sh DIR`` in a private mount namespace, before
+#: the session: GNOME Shell 43 uses logind when /run/systemd/seats exists and
+#: then dies without the host's system bus, so /run/systemd is hidden; and
+#: ibus-daemon reads the system's registry cache before any per-user engine
+#: (the per-user install refuses while it exists), so /var/cache/ibus is an
+#: empty tmpfs, and a ghosttype.xml a system install left among the system's
+#: components is hidden (they are copied to DIR without it, mounted in their
+#: place): the per-user install is tested whatever ran on this machine before.
+PRIVATE_SYSTEM = (
+    "{ [ ! -d /run/systemd/seats ] || mount -t tmpfs tmpfs /run/systemd; } && "
+    "{ [ ! -d /var/cache/ibus ] || mount -t tmpfs -o mode=755 tmpfs /var/cache/ibus; } && "
+    "{ [ ! -e /usr/share/ibus/component/ghosttype.xml ] || { cp -a /usr/share/ibus/component/. \"$1\" && "
+    "rm \"$1/ghosttype.xml\" && mount --bind \"$1\" /usr/share/ibus/component; }; }"
+)
+
+
 def run_session(user: pwd.struct_passwd, display_mode: str) -> dict:
     probe = subprocess.run([shutil.which("runuser") or "runuser", "-u", USER, "--", sys.executable, "-c", "import daemon"], cwd="/",
                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, capture_output=True, timeout=60)
@@ -96,15 +112,16 @@ def run_session(user: pwd.struct_passwd, display_mode: str) -> dict:
             f"XDG_RUNTIME_DIR={runtime}", f"PYTHONPATH={ROOT}", "LANG=C.UTF-8", "NO_AT_BRIDGE=1",
             "dbus-run-session", "--", sys.executable, "-m", "tests.e2e.gnome_session", str(out), display_mode,
         ]
-        # GNOME Shell 43 uses logind when /run/systemd/seats exists and then dies
-        # without the host's system bus: hide /run/systemd in a private mount namespace.
-        cmd = inner
-        if pathlib.Path("/run/systemd/seats").exists():
-            hide = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c", "mount -t tmpfs tmpfs /run/systemd"]
-            if subprocess.run(hide, capture_output=True, timeout=30).returncode != 0:
-                pytest.fail("cannot hide /run/systemd in a private mount namespace (needs CAP_SYS_ADMIN)",
-                            pytrace=False)
-            cmd = [*hide[:-1], 'mount -t tmpfs tmpfs /run/systemd && exec "$@"', "sh", *inner]
+        # The session runs in a private mount namespace that hides what the
+        # machine's history put there (see PRIVATE_SYSTEM).
+        components = tmp / "components"
+        components.mkdir(mode=0o755)
+        private = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c"]
+        probe = subprocess.run([*private, PRIVATE_SYSTEM, "sh", str(components)], capture_output=True, timeout=30)
+        if probe.returncode != 0:
+            pytest.fail(f"cannot set up a private mount namespace (needs CAP_SYS_ADMIN): {probe.stderr[-500:]!r}",
+                        pytrace=False)
+        cmd = [*private, PRIVATE_SYSTEM + ' && shift && exec "$@"', "sh", str(components), *inner]
         session = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    start_new_session=True)
         try:

@@ -483,6 +483,20 @@ def test_ghost_follows_the_caret_and_never_goes_stale(real_app: Session) -> None
         screenshot(s.display, f"real-{name}-single-line.png")
         assert clipped, f"{name}: no ghost reached the field's edge (nothing to clip): last ghost {geo}, field {(fx, fy, fw, fh)}"
 
+        # 9. Tab inserts what can be read in the single-line field: the ghost's
+        # part left of the ellipsis (or all of it, where it fit), never the rest.
+        s.wait_ghost_final()
+        drawn = re.findall(r"drawn: (\d+) of (\d+) characters", s.daemon.output())
+        assert drawn, f"{name}: the overlay never said what it drew\n" + s.log_tail()
+        readable, whole = map(int, drawn[-1])
+        before = full_text(s.reader, single)
+        accepted = len(s.accepted())
+        s.key("Tab")
+        assert wait_until(lambda: len(s.accepted()) > accepted, timeout=10), s.log_tail()
+        assert s.accepted()[-1] == readable <= whole, (s.accepted()[-1], readable, whole)
+        assert wait_until(lambda: len(full_text(s.reader, single)) == len(before) + readable, timeout=10), \
+            (repr(before), repr(full_text(s.reader, single)), readable)
+
     print("\nFIGURES " + s.figures())
     for line in s.misplaced:
         print("  misplaced", line)

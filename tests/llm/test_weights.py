@@ -30,7 +30,9 @@ def test_the_q4_1_package_file_is_converted_once_and_then_loaded_from_the_cache(
     made = used.stat().st_mtime_ns
     assert loaded(smol_model_path, tmp_path) == (used, Q8_0)
     assert used.stat().st_mtime_ns == made  # reused, not made again
-    assert [p.name for p in tmp_path.iterdir()] == [used.name]  # no temporary file left
+    # no temporary file left; the conversion's checksum beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == [used.name, used.name + ".sha256"]
+    assert (tmp_path / (used.name + ".sha256")).read_text().strip() == models.sha256_of(used)
     assert loaded(smol_model_path, tmp_path, convert=False) == (smol_model_path, Q4_1)
 
 
@@ -75,7 +77,28 @@ def test_a_file_in_another_format_is_loaded_as_it_is(smol_model_path, tmp_path):
 def test_the_conversion_of_an_earlier_model_file_is_removed(smol_model_path, tmp_path):
     stale = tmp_path / f"{smol_model_path.stem}.0123456789ab.q8_0.gguf"
     stale.write_bytes(b"GGUF")
+    (tmp_path / (stale.name + ".sha256")).write_text("0" * 64)
     other = tmp_path / "another-model.0123456789ab.q8_0.gguf"
     other.write_bytes(b"GGUF")
     used, _ = loaded(smol_model_path, tmp_path)
-    assert sorted(os.listdir(tmp_path)) == sorted([used.name, other.name])
+    assert sorted(os.listdir(tmp_path)) == sorted([used.name, used.name + ".sha256", other.name])
+
+
+def test_a_changed_conversion_is_not_loaded(smol_model_path, tmp_path):
+    """What loads is what was made: a conversion whose bytes changed after it
+    was written (it still loads in llama.cpp) is made again from the checked
+    original, and so is one that others could write."""
+    used, _ = loaded(smol_model_path, tmp_path)
+    good = models.sha256_of(used)
+    with used.open("r+b") as fh:  # one weight byte, far into the tensor data
+        fh.seek(used.stat().st_size // 2)
+        byte = fh.read(1)
+        fh.seek(-1, os.SEEK_CUR)
+        fh.write(bytes([byte[0] ^ 0x55]))
+    assert models.sha256_of(used) != good
+    assert loaded(smol_model_path, tmp_path) == (used, Q8_0)
+    assert models.sha256_of(used) == good
+    os.chmod(used, 0o666)
+    made = used.stat().st_mtime_ns
+    assert loaded(smol_model_path, tmp_path) == (used, Q8_0)
+    assert used.stat().st_mtime_ns != made and used.stat().st_mode & 0o077 == 0

@@ -159,8 +159,8 @@ class FakeOverlay:
         self.text = ""
         self.caret = None
 
-    def show_suggestion(self, text: str, caret) -> None:
-        self.text, self.caret = text, caret
+    def show_suggestion(self, text: str, caret, look=None, drawn=None) -> None:
+        self.text, self.caret, self.drawn = text, caret, drawn
 
     def hide_suggestion(self) -> None:
         self.text, self.caret = "", None
@@ -177,8 +177,9 @@ class FakeStatus:
 def test_dispatcher_routes_commands() -> None:
     overlay, status = FakeOverlay(), FakeStatus()
     route = UiDispatcher(overlay, status)
-    route(Show("xyz", Rect(1, 1, 1, 1)))
-    assert overlay.text == "xyz"
+    told = []
+    route(Show("xyz", Rect(1, 1, 1, 1), drawn=told.append))
+    assert overlay.text == "xyz" and overlay.drawn == told.append  # the overlay tells what it drew
     route(Show("", None))
     assert overlay.text == ""
     route(Show("again", None))

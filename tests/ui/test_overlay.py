@@ -429,6 +429,45 @@ def test_single_line_field_clips_with_an_ellipsis_and_never_shifts_left(qapp: QA
     assert len(lay.lines) == 1 and lay.lines[0].endswith("\u2026")
     assert lay.window.x() >= caret.x  # the typed text stays visible
     assert lay.window.x() + lay.window.width() <= field.x + field.width + 1
+    # What can be read, and so what Tab may insert: the part before the ellipsis.
+    assert lay.readable == lay.lines[0][:-1] and 0 < len(lay.readable) < len("a long suggestion")
+    assert "a long suggestion that cannot fit".startswith(lay.readable)
+
+
+@pytest.mark.parametrize("text,lines,readable", [
+    ("all of it", ("all of it",), "all of it"),
+    ("two\nlines", ("two", "lines"), "two\nlines"),
+    ("first line\nthen more", ("first line",), "first line"),  # a single-line field: never the newline
+    ("cut here and", ("cut he\u2026",), "cut he"),
+    ("one\nlong second line", ("one", "long s\u2026"), "one\nlong s"),
+    ("long first\nsecond", ("long\u2026", "second"), "long"),  # nothing after a cut
+    ("abc", ("\u2026",), ""),
+])
+def test_readable_part_is_the_text_shown_in_full(text: str, lines: tuple, readable: str) -> None:
+    from ui.overlay import readable_part
+
+    assert readable_part(text, lines) == readable
+
+
+def test_the_overlay_says_what_it_painted(qapp: QApplication, overlay: GhostOverlay) -> None:
+    """``drawn`` hears once, after the paint, with the part left of the
+    ellipsis; a suggestion hidden before its paint reports nothing."""
+    from daemon.frontends.base import FieldLook
+
+    told: list[str] = []
+    field = Rect(100, 10, 200, 24)
+    overlay.show_suggestion("a long suggestion that cannot fit", Rect(250, 13, 1, 18),
+                            FieldLook("", 0.0, field), drawn=told.append)
+    _settle(qapp)
+    assert len(told) == 1 and 0 < len(told[0]) < 20 and "a long suggestion".startswith(told[0])
+    overlay.repaint()
+    _settle(qapp)
+    assert len(told) == 1  # once per show
+    late: list[str] = []
+    overlay.show_suggestion("other", Rect(50, 50, 1, 18), drawn=late.append)
+    overlay.hide_suggestion()
+    _settle(qapp)
+    assert late == []
 
 
 def test_huge_caret_keeps_a_sane_size_and_sits_at_its_top(qapp: QApplication) -> None:

@@ -161,3 +161,49 @@ def test_icons_per_state(qapp: QApplication) -> None:
     grey = colours(draw_icon("disabled", 64).toImage())
     assert all(abs(r - g) < 3 and abs(g - b) < 3 for r, g, b in grey)  # disabled is all grey
     assert not state_icon("ready").isNull() and 64 in [s.width() for s in state_icon("ready").availableSizes()]
+
+
+def test_off_in_the_last_application_and_todays_counts(qapp: QApplication, tmp_path: pathlib.Path) -> None:
+    """"Off in <application>" names the application that last had the focus
+    when the menu opens, writes the denylist and applies it at once; the
+    tooltip carries today's counts."""
+    import collections
+
+    from daemon.config import default_template, load_config
+    from daemon.stats import StatsFile, StatsRecorder
+    from daemon.user_actions import UserActions
+
+    config_path = tmp_path / "config.toml"
+    config_path.write_text(default_template())
+    applied = [load_config(config_path)]
+    counters: collections.Counter[str] = collections.Counter()
+    recorder = StatsRecorder(counters, lambda: applied[-1].stats, StatsFile(tmp_path / "stats.json"))
+    last = ["xterm"]
+    actions = UserActions(config_path, lambda: applied[-1], applied.append, recorder, lambda: last[0])
+    tray = Calls().tray(available=lambda: True, config_path=config_path, actions=actions)
+    try:
+        texts = [a.text() for a in tray.menu.actions() if not a.isSeparator()]
+        assert texts == ["Loading model…", "Enabled", "Pause", "Off in this application", "Settings…",
+                         "Open config file", "Quit"]
+        tray.menu.aboutToShow.emit()
+        assert tray.off_in_app_action.text() == "Off in xterm" and not tray.off_in_app_action.isChecked()
+        tray.off_in_app_action.trigger()
+        assert applied[-1].is_denied("xterm") and load_config(config_path).is_denied("xterm")
+        assert tray.off_in_app_action.isChecked()
+        last[0] = "mousepad"  # another application had the focus when the menu opens again
+        tray.menu.aboutToShow.emit()
+        assert tray.off_in_app_action.text() == "Off in mousepad" and not tray.off_in_app_action.isChecked()
+        last[0] = "xterm"
+        tray.menu.aboutToShow.emit()
+        assert tray.off_in_app_action.isChecked()
+        tray.off_in_app_action.trigger()
+        assert not applied[-1].is_denied("xterm") and not load_config(config_path).is_denied("xterm")
+        assert "keepassxc" in applied[-1].denylist  # the defaults stay
+
+        counters.update({"new_suggestions": 4, "accepted": 2, "injected_chars": 20})
+        recorder.flush()
+        tray.set_status("ready")
+        assert tray.icon is not None
+        assert tray.icon.toolTip() == "ghosttype — Ready\nToday: 18 keystrokes saved, 2 of 4 suggestions taken"
+    finally:
+        tray.close()

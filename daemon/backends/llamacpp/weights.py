@@ -18,6 +18,14 @@ or a second process never leaves half a file), and the converted file is
 loaded from then on.  Anything that goes wrong on the way (a cache that
 cannot be written, a full disk, a converted file that does not load) leaves
 the original file in use, with a warning in the log.
+
+**What loads is what was made.**  The packaged model is checked against its
+pinned sha256 before it is converted; the conversion's own sha256 is written
+beside it (``<file>.sha256``) and checked before every later load, and the
+file must belong to this user and be writable by nobody else.  A conversion
+that fails either check is thrown away and made again from the checked
+original.  (A process running as the same user could rewrite both files; it
+could as well rewrite ghosttype itself: see README, *Privacy*.)
 """
 
 from __future__ import annotations
@@ -61,6 +69,28 @@ def file_type(model) -> Optional[int]:
         return None
 
 
+def _digest_file(target: pathlib.Path) -> pathlib.Path:
+    return target.with_name(target.name + ".sha256")
+
+
+def _trusted(target: pathlib.Path) -> bool:
+    """Whether the conversion ``target`` is the file this user's ghosttype
+    wrote (see "What loads is what was made"); hashed once per process."""
+    try:
+        for path in (target, target.parent):
+            st = path.stat()
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                log.warning("the converted model %s is not this user's alone: converting again", target.name)
+                return False
+        expected = _digest_file(target).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not models.has_digest(target, expected):
+        log.warning("the converted model %s does not match its checksum: converting again", target.name)
+        return False
+    return True
+
+
 def _load_file(path: pathlib.Path):
     params = llama_cpp.llama_model_default_params()
     params.n_gpu_layers = 0
@@ -71,7 +101,7 @@ def _convert(source: pathlib.Path, target: pathlib.Path, ftype: int, suffix: str
     """Write ``source`` converted to ``ftype`` as ``target``; False (logged) when it cannot."""
     tmp: Optional[pathlib.Path] = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
         os.close(fd)
         tmp = pathlib.Path(name)
@@ -82,6 +112,9 @@ def _convert(source: pathlib.Path, target: pathlib.Path, ftype: int, suffix: str
         if llama_cpp.llama_model_quantize(str(source).encode(), str(tmp).encode(), ctypes.byref(params)) != 0:
             log.warning("could not convert %s for faster loading: llama.cpp's quantizer failed", source.name)
             return False
+        os.chmod(tmp, 0o600)
+        digest = _digest_file(target)
+        digest.write_text(models.sha256_of(tmp) + "\n", encoding="ascii")
         os.replace(tmp, target)
     except OSError as exc:
         log.warning("could not convert %s for faster loading into %s: %s", source.name, target.parent,
@@ -93,6 +126,7 @@ def _convert(source: pathlib.Path, target: pathlib.Path, ftype: int, suffix: str
     for stale in target.parent.glob(f"{glob.escape(source.stem)}.*.{suffix}.gguf"):
         if stale != target:  # an earlier version of the same model's conversion
             stale.unlink(missing_ok=True)
+            _digest_file(stale).unlink(missing_ok=True)
     return True
 
 
@@ -103,7 +137,9 @@ def load(path: pathlib.Path, convert: bool = True, directory: Optional[pathlib.P
     if convert:
         for _ftype, suffix in CONVERSIONS.values():
             done = converted_path(path, directory, suffix)
-            if done.is_file():
+            if done.is_file() and not _trusted(done):
+                done.unlink(missing_ok=True)
+            elif done.is_file():
                 model = _load_file(done)
                 if model is not None:
                     return model, done

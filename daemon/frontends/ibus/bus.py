@@ -12,7 +12,18 @@ process owns:
   text, ...); the engine's output leaves as this object's signals.
 
 All incoming messages are handled on one thread (:meth:`IBusService.run`);
-signals may be sent from any thread (the connection serialises sends).  The
+signals may be sent from any thread (the connection serialises sends).
+
+Only ibus-daemon itself may call the engine: any process of the user can
+connect to ibus-daemon's bus and send to this connection, so a method call
+from any other sender (switch the engine off, steer its context, clear a
+password purpose) is refused with ``AccessDenied`` and changes nothing, and
+``NameOwnerChanged`` is believed only from ibus-daemon.  The engine's
+signals carry no destination: ibus-daemon hands a signal to the input
+context's engine proxy only when it has none (a signal addressed to a name
+is dropped or forwarded there instead).  What ibus-daemon's bus does not
+protect, it does not: any client may add a match rule and read every
+message on it (ibus-daemon applies no eavesdropping rule), keys included.  The
 method and signal names and signatures follow ibus's ``src/ibusengine.c``.
 
 Registration: ``register_component`` (development, tests: the engine exists
@@ -45,6 +56,12 @@ _PEER = "org.freedesktop.DBus.Peer"
 _UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"
 _UNKNOWN_PROPERTY = "org.freedesktop.DBus.Error.UnknownProperty"
 _FAILED = "org.freedesktop.DBus.Error.Failed"
+_ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
+#: The sender of every message ibus-daemon itself sends on its bus: it sets
+#: this name on its own outgoing messages and each client's unique name on
+#: what it forwards from that client (``bus/dbusimpl.c``,
+#: ``bus_dbus_impl_connection_filter_cb``), so no other client can carry it.
+IBUS_DAEMON_SENDER = "org.freedesktop.DBus"
 #: The bus name of whatever draws IBus's popups (GNOME Shell, ibus-ui-gtk3).
 PANEL_NAME = "org.freedesktop.IBus.Panel"
 #: Engine properties ibus-daemon reads (``src/ibusengine.c``): FocusId asks
@@ -162,12 +179,15 @@ class EngineSignals:
 class IBusService:
     """One connection to ibus-daemon serving the factory and the engines."""
 
-    def __init__(self, address: str, frontend: IBusFrontend) -> None:
+    def __init__(self, address: str, frontend: IBusFrontend, daemon_sender: str = IBUS_DAEMON_SENDER) -> None:
+        """``daemon_sender``: the only sender whose calls are answered
+        (another name only where a test bus stands in for ibus-daemon)."""
         try:
             self._conn = open_dbus_connection(address, auth_timeout=2.0)
         except (OSError, TimeoutError, ValueError) as e:
             raise IBusUnavailable(f"cannot connect to ibus-daemon at its address ({e})") from e
         self._frontend = frontend
+        self._daemon_sender = daemon_sender
         self._engines: dict[str, Engine] = {}
         self._ids = itertools.count(1)
         self._early: deque[Message] = deque()  #: arrived while waiting for a reply at start-up
@@ -247,11 +267,17 @@ class IBusService:
     def _dispatch(self, msg: Message) -> None:
         fields = msg.header.fields
         path, iface, member = fields.get(1, ""), fields.get(2, ""), fields.get(3, "")
+        from_daemon = fields.get(7) == self._daemon_sender  # HeaderFields.sender
         if msg.header.message_type == MessageType.signal:
-            if member == "NameOwnerChanged" and msg.body and msg.body[0] == PANEL_NAME:
+            if from_daemon and member == "NameOwnerChanged" and msg.body and msg.body[0] == PANEL_NAME:
                 self._set_panel(bool(msg.body[2]))
             return
         if msg.header.message_type != MessageType.method_call:
+            return
+        if not from_daemon:
+            log.warning("refused %s.%s from %s: only ibus-daemon may call the engine", iface, member,
+                        fields.get(7, "an unnamed sender"))
+            self._conn.send(new_error(msg, _ACCESS_DENIED, "s", ("only ibus-daemon may call this engine",)))
             return
         started = time.monotonic()
         try:

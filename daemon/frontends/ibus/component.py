@@ -8,8 +8,12 @@ GNOME Shell lists only engines ibus-daemon found that way (an engine that
 registers itself at run time never appears in Settings).
 
 * ``--system`` (root): the component file goes to ``/usr/share/ibus/component``
-  with the absolute command of this installation, and the system cache is
-  rewritten.
+  with the absolute command of this installation, and the system registry
+  cache is rewritten where the system keeps one (it is never created, so
+  ``uninstall --system`` leaves the machine as install found it).  Every
+  user's ibus-daemon then runs that command, so the installation must be one
+  only root can change (:func:`system_install_problem`): a venv in a user's
+  home would let that user run code in everyone's session.
 * user level (no root): the component file goes to the user's data directory,
   ``~/.config/environment.d/`` adds that directory to ``IBUS_COMPONENT_PATH``
   for the user's session services (GNOME's ibus-daemon runs as the systemd user
@@ -41,6 +45,7 @@ from xml.sax.saxutils import escape
 from daemon.checks import CheckResult
 from daemon.frontends.ibus import shell_extension
 from daemon.frontends.ibus.bus import ibus_address
+from daemon.frontends.ibus.safepath import first_unsafe
 from daemon.frontends.ibus.service import ENGINE_NAME, component
 
 SYSTEM_COMPONENT_DIR = pathlib.Path("/usr/share/ibus/component")
@@ -59,6 +64,27 @@ def engine_command() -> str:
     if script.exists():
         return f"{shlex.quote(str(script))} ibus run --ibus"
     return f"{shlex.quote(sys.executable)} -m daemon ibus run --ibus"
+
+
+def engine_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
+    """What :func:`engine_command` runs: the interpreter, the script, the
+    module path's directories (each with the directories above it), and
+    the package and this environment's own module directories (every file)."""
+    import daemon
+
+    exe = pathlib.Path(sys.executable)
+    script = exe.parent / "ghosttype"
+    package = pathlib.Path(daemon.__file__).parent
+    prefix = pathlib.Path(sys.prefix)
+    entries = [pathlib.Path(p or os.getcwd()) for p in sys.path if os.path.isdir(p or os.getcwd())]
+    trees = [package] + [p for p in entries if prefix in p.parents]
+    return [exe, *([script] if script.exists() else []), *entries], trees
+
+
+def system_install_problem() -> Optional[str]:
+    """Why every user's ibus-daemon must not run this installation (None: it may)."""
+    files, trees = engine_files()
+    return first_unsafe(files, trees)
 
 
 def component_xml(exec_line: str, layout: str = "default", variant: str = "") -> str:
@@ -178,10 +204,20 @@ def install(system: bool = False, env: Optional[Mapping[str, str]] = None, layou
             print("ghosttype: --system writes to /usr/share/ibus/component: run it as root "
                   "(sudo), or install for yourself without --system", file=sys.stderr)
             return 2
+        problem = system_install_problem()
+        if problem:
+            print(f"ghosttype: --system would make every user's ibus-daemon run this installation, but {problem}:\n"
+                  "whoever can change it could read what every user types.  Install ghosttype where only root\n"
+                  "can change it, and install the engine from there:\n"
+                  "  sudo python3 -m venv /opt/ghosttype\n"
+                  "  sudo /opt/ghosttype/bin/pip install SOURCE   (ghosttype's source directory or wheel)\n"
+                  "  sudo /opt/ghosttype/bin/ghosttype ibus install --system\n"
+                  "or install the engine for yourself alone: ghosttype ibus install", file=sys.stderr)
+            return 2
         kb = _layout_arg(layout) or keyboard_layout(True)
         target = SYSTEM_COMPONENT_DIR / COMPONENT_FILE
         _write(target, component_xml(command, *kb))
-        _run(["ibus", "write-cache", "--system"])
+        _refresh_system_cache()
         print(f"installed {target} (engine command: {command}; keyboard layout: {_layout_text(kb)})")
         print(f"installed {shell_extension.install_files(True)} (GNOME Shell: suggestions drawn at the caret; "
               "the engine enables it for each user at their next login)")
@@ -229,7 +265,7 @@ def uninstall(system: bool = False, env: Optional[Mapping[str, str]] = None) -> 
             return 2
         removed = _unlink(SYSTEM_COMPONENT_DIR / COMPONENT_FILE) + shell_extension.remove_files(True)
         if shutil.which("ibus"):
-            _run(["ibus", "write-cache", "--system"])
+            _refresh_system_cache()
     else:
         removed = _unlink(user_component_dir(env) / COMPONENT_FILE) + _unlink(user_env_file(env)) \
             + shell_extension.remove_files(False, env)
@@ -245,6 +281,15 @@ def uninstall(system: bool = False, env: Optional[Mapping[str, str]] = None) -> 
         print("nothing to remove")
     print("Remove ghosttype from Settings › Keyboard › Input Sources if it is still listed.")
     return 0
+
+
+def _refresh_system_cache() -> None:
+    """Rewrite the system registry cache, if the system keeps one: where it
+    keeps none, ibus-daemon reads the component directories itself, and a
+    cache written here would outlive the install (it hides per-user
+    components from then on)."""
+    if SYSTEM_REGISTRY_CACHE.exists():
+        _run(["ibus", "write-cache", "--system"])
 
 
 def _unlink(path: pathlib.Path) -> list[pathlib.Path]:

@@ -57,7 +57,17 @@ Rules worth knowing:
   the engine focused now.
 * Privacy: PASSWORD / PIN purposes and the PRIVATE hint are treated like a
   password field (no capture, no suggestion); TERMINAL follows the
-  ``ibus_terminals`` setting; the denylist applies to the application named
+  ``ibus_terminals`` setting; a field whose text is all mask characters is a
+  password field whatever it declares (Firefox on Wayland declares nothing).
+  **No key of a field reaches the controller before the engine knows the
+  field is not masked**: until a client that reports its text has reported
+  some that is not all mask characters, the field is unidentified
+  (``is_password`` None) and its keys are held here, in memory; they are
+  replayed into the controller once the text shows the field is plain, and
+  dropped when it shows mask characters (Firefox on KWin reports each key's
+  text a key late or more: without this its first keys reached the model).
+  A client that cannot report text leaves the field unidentified, and the
+  ``unknown_fields`` setting decides; the denylist applies to the application named
   in the IBus client name (``gtk3-im:gedit`` -> ``gedit``; GNOME Shell on
   Wayland names every client ``gnome-shell``, so there it cannot apply).
 
@@ -69,25 +79,31 @@ controller (which may call back into the sink).
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import threading
 from typing import Callable, Optional, Protocol
 
 from daemon.capture.events import KeyEvent, Kind
-from daemon.controller import Controller, event_spec
-from daemon.frontends.ibus import wire
+from daemon.controller import Controller, Drawn, event_spec
+from daemon.frontends.ibus import menu, wire
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
     _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
 )
 from daemon.frontends.ibus.keys import key_event
-from daemon.frontends.ibus.menu import PROP_ENABLED, PROP_PAUSED, PROP_STATUS, menu  # noqa: F401  (re-exported)
 from daemon.frontends.base import FocusState, Rect
 
 log = logging.getLogger(__name__)
 
 #: Colour of the suggestion drawn as preedit (0xRRGGBB), where the toolkit honours it.
 GHOST_COLOUR = 0x808080
+PROP_ENABLED = "ghosttype.enabled"
+PROP_PAUSED = "ghosttype.paused"
+PROP_STATUS = "ghosttype.status"
+#: Keys of an unidentified field kept for the controller (the oldest go first;
+#: a report of the field's text replaces them soon in every client seen).
+HELD_KEYS = 256
 
 
 class EngineOutput(Protocol):
@@ -132,6 +148,8 @@ class IBusFrontend:
         #: until the D-Bus layer knows (then a panel is assumed)
         self.panel: Optional[bool] = None
         self.shell = None  #: a ShellGhost once the session bus is reached (shell_ghost)
+        #: what "Off in <application>" and "Settings..." do (``daemon.frontends.ibus.menu``)
+        self.actions = None
 
     def attach(self, controller: Controller) -> None:
         self.controller = controller
@@ -186,10 +204,10 @@ class IBusFrontend:
 
     # -- UiSink (any thread; the controller may hold its lock) ------------------------
 
-    def show(self, text: str, caret: Optional[Rect]) -> None:
+    def show(self, text: str, caret: Optional[Rect], look: object = None, drawn: Optional[Drawn] = None) -> None:
         engine = self.focused
         if engine is not None:
-            engine.display(text)
+            engine.display(text, drawn)
 
     def hide(self) -> None:
         engine = self.focused
@@ -245,8 +263,12 @@ class Engine:
         self._swallowed: set[int] = set()
         self._shown: tuple[str, str] = ("", "")  #: (text, "preedit" | "popup") currently displayed
         self._masked = False  #: the field's text is password mask characters
+        self._text_seen = False  #: the field has reported text that is not all mask characters
+        #: keys of a field not known yet to be unmasked (see "Privacy" above)
+        self._held: collections.deque[KeyEvent] = collections.deque(maxlen=HELD_KEYS)
         self._in_key = False  #: a key press is being handled: showing waits for key_done()
         self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
+        self._drawn: Optional[Drawn] = None  #: told once ``_after_key`` is sent
         self._preedit_in_key = False  #: the preedit changed while the key was handled
         self._lock = threading.Lock()
 
@@ -266,10 +288,26 @@ class Engine:
             return True
         if self._masked:
             return True
-        return self.purpose == wire.PURPOSE_TERMINAL and self.controller.config.ibus_terminals == "skip"
+        return self.purpose == wire.PURPOSE_TERMINAL and self.controller.config.skips_terminals
+
+    def password_verdict(self) -> Optional[bool]:
+        """``FocusState.is_password``: True for a private field, False once
+        the field is known not to be masked (its text seen, or a terminal),
+        None while it cannot be told."""
+        if self.is_private():
+            return True
+        if self._text_seen or self.purpose == wire.PURPOSE_TERMINAL:
+            return False
+        return None
+
+    def unidentified(self) -> bool:
+        """Whether this field's keys are held: nothing tells yet whether it
+        is masked, and its client can still tell by reporting its text."""
+        reports_text = not self.capabilities or self.capabilities & wire.CAP_SURROUNDING_TEXT
+        return self.password_verdict() is None and bool(reports_text)
 
     def focus_state(self, text_before_caret: Optional[str] = None) -> FocusState:
-        return FocusState(app_id=self.app_id(), window_id=self._field, is_password=self.is_private(),
+        return FocusState(app_id=self.app_id(), window_id=self._field, is_password=self.password_verdict(),
                           text_before_caret=text_before_caret)
 
     def display_mode(self) -> str:
@@ -327,9 +365,31 @@ class Engine:
                 controller.on_key(event)
                 self._swallow(keyval)
                 return True
-        self.echoes.key_passed(controller.buffer_text)
-        controller.on_key(event)
+        self._feed(event)
         return False
+
+    def _feed(self, event: KeyEvent) -> None:
+        """A key that passes on goes to the controller, or is held while the
+        field is unidentified."""
+        if self.unidentified():
+            self._held.append(event)
+            return
+        self.echoes.key_passed(self.controller.buffer_text)
+        self.controller.on_key(event)
+
+    def _privacy_changed(self, verdict: Optional[bool]) -> None:
+        """Something the privacy rules look at changed (``verdict``: the one
+        before): the controller hears of it, held keys go or are dropped."""
+        if self.is_private():
+            self._held.clear()
+        if self.frontend.focused is not self:
+            return
+        if self.password_verdict() != verdict:
+            self.controller.on_focus(self.focus_state())  # the privacy rules again
+        if self._held and not self.unidentified():
+            log.debug("the field is not masked: %d held keys go on", len(self._held))
+            while self._held:
+                self._feed(self._held.popleft())
 
     def key_done(self) -> None:
         """The answer to the key press has been sent: the application has the
@@ -339,11 +399,14 @@ class Engine:
                 return
             self._in_key = False
             text, self._after_key = self._after_key, None
+            drawn, self._drawn = self._drawn, None
             changed, self._preedit_in_key = self._preedit_in_key, False
             if text:
                 self._render(text)
             elif changed and self._shown[1] != "popup":  # see "The last word" above
                 self._draw("preedit", self._shown[0])
+        if text and drawn is not None:
+            self._tell(text, drawn)
 
     def focus_in(self, object_path: str = "", client: Optional[str] = None) -> None:
         if client is not None:
@@ -352,6 +415,8 @@ class Engine:
         self._keys_since_focus = 0
         self.echoes.reset()
         self._masked = False
+        self._text_seen = False
+        self._held.clear()
         self._surrounding = None
         self._surrounding_fresh = False
         # Nothing is focused while the controller switches fields: a result
@@ -376,6 +441,7 @@ class Engine:
     def reset(self) -> None:
         """The client reset the context (a click, a programmatic change)."""
         self.display("")
+        self._held.clear()  # the caret moved: the keys before it no longer tell the text before it
         if self.frontend.focused is self:
             self.controller.on_key(KeyEvent(Kind.CARET_MOVED, name="reset"))
 
@@ -386,22 +452,27 @@ class Engine:
         self.focus_out()
 
     def set_capabilities(self, caps: int) -> None:
+        verdict = self.password_verdict()
         self.capabilities = caps
+        self._privacy_changed(verdict)  # a client that stops reporting text leaves the field unidentified
 
     def set_content_type(self, purpose: int, hints: int) -> None:
         if (purpose, hints) == (self.purpose, self.hints):
             return
         log.debug("content type: purpose %d, hints %#x", purpose, hints)
+        verdict = self.password_verdict()
         self.purpose, self.hints = purpose, hints
-        if self.frontend.focused is self:
+        if self.frontend.focused is self and self.password_verdict() == verdict:
             self.controller.on_focus(self.focus_state())
+        self._privacy_changed(verdict)
 
     def set_surrounding_text(self, text: str, cursor: int, anchor: int) -> None:
         masked = bool(text) and set(text) <= MASK_CHARS
-        if masked != self._masked and (masked or text):
+        verdict = self.password_verdict()
+        if text:  # an empty field tells nothing
             self._masked = masked
-            if self.frontend.focused is self:
-                self.controller.on_focus(self.focus_state())  # the privacy rules again
+            self._text_seen = self._text_seen or not masked
+        self._privacy_changed(verdict)
         if self._masked:
             self._surrounding = None  # nothing of a password field is kept
             return
@@ -424,6 +495,8 @@ class Engine:
             controller.set_enabled(checked)
         elif name == PROP_PAUSED:
             controller.set_paused(checked)
+        elif menu.activate(self.frontend.actions, self.app_id(), name):
+            self.publish_properties(update=False)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -446,16 +519,26 @@ class Engine:
         log.debug("surrounding text differs from the tracked text: taking the field's (%d chars)", len(before))
         self.controller.on_focus(self.focus_state(text_before_caret=before))
 
-    def display(self, text: str) -> None:
-        """Show ``text`` as the suggestion ("" hides it).  While a key press is
-        being handled, hiding happens at once and showing waits for
-        :meth:`key_done`."""
+    def display(self, text: str, drawn: Optional[Drawn] = None) -> None:
+        """Show ``text`` as the suggestion ("" hides it); ``drawn`` hears once it is sent.  While
+        a key press is being handled, hiding happens at once and showing waits for :meth:`key_done`."""
         with self._lock:
             if self._in_key:
-                self._after_key = text or None
+                self._after_key, self._drawn = text or None, drawn
                 if text:
                     return
             self._render(text)
+        if text and drawn is not None:
+            self._tell(text, drawn)
+
+    def _tell(self, text: str, drawn: Drawn) -> None:
+        """``drawn`` hears what of ``text`` is on screen: all of it once sent to the
+        popup or the preedit; what GNOME Shell answers for its extension."""
+        shell = self.frontend.shell
+        if self._shown == (text, "shell") and shell is not None:
+            shell.when_drawn(text, drawn)
+        else:
+            drawn(text)
 
     def _close_preedit(self) -> None:
         """A key is about to pass through: close an open preedit first (it
@@ -506,7 +589,15 @@ class Engine:
         if controller is None:
             return
         st = controller.state()
-        props = menu(st.enabled, st.paused, *self.frontend.status)
+        status, message = self.frontend.status
+        props = [
+            wire.Property(PROP_ENABLED, "Suggestions enabled", type=wire.PROP_TYPE_TOGGLE,
+                          state=wire.PROP_STATE_CHECKED if st.enabled else wire.PROP_STATE_UNCHECKED),
+            wire.Property(PROP_PAUSED, "Paused", type=wire.PROP_TYPE_TOGGLE,
+                          state=wire.PROP_STATE_CHECKED if st.paused else wire.PROP_STATE_UNCHECKED),
+            wire.Property(PROP_STATUS, f"ghosttype: {status}" + (f" ({message})" if message else ""),
+                          sensitive=False),
+        ] + menu.properties(self.frontend.actions, self.app_id())
         if update:
             for p in props:
                 self.output.update_property(p)

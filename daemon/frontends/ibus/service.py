@@ -3,6 +3,8 @@
     ibus-daemon -> IBusService (D-Bus thread) -> Engine -> Controller -> SuggestionWorker
     Controller -> IBusFrontend (sink, injector, suppressor) -> focused Engine -> signals
     ConfigWatcher (watchdog thread) -> Controller.apply_config
+    StatsRecorder (its own thread) reads Controller.counters -> the stats file
+    menu's "Off in <app>", "Settings..." -> UserActions -> config file, Controller
 
 The same Controller, worker, config and privacy rules as ``ghosttype run``;
 no Qt, no keyboard listener, no platform backend.
@@ -31,6 +33,8 @@ from daemon.frontends.ibus import shell_extension
 from daemon.frontends.ibus.shell_ghost import ShellGhost
 from daemon.logsetup import set_level, setup_logging
 from daemon.runtime import load_startup_config, new_worker
+from daemon.stats import StatsRecorder
+from daemon.user_actions import UserActions
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +144,9 @@ class EngineProcess:
         controller = Controller(config, frontend, injector=frontend, suppressor=frontend)
         frontend.attach(controller)
         self._controller = controller
+        stats = StatsRecorder(controller.counters, lambda: controller.config.stats)
+        frontend.actions = UserActions(self.config_path, lambda: controller.config,
+                                       lambda cfg: self._apply_config(cfg.with_overrides(**self.overrides)), stats)
         # Register before anything slow (the model loads on the worker's
         # thread afterwards): a desktop gives a selected engine only a few
         # seconds to appear.  Keys pass through untouched until the model is ready.
@@ -170,6 +177,7 @@ class EngineProcess:
             current=config,
         )
         watcher.start()
+        stats.start()
         previous = {s: signal.signal(s, lambda *_: service.stop()) for s in (signal.SIGTERM, signal.SIGINT)}
         log.info("ghosttype IBus engine running (%s, config %s)",
                  "started by ibus-daemon" if self.started_by_ibus else "registered at run time", self.config_path)
@@ -179,7 +187,7 @@ class EngineProcess:
             for s, h in previous.items():
                 signal.signal(s, h)
             for step, action in (("config watcher", watcher.stop), ("GNOME Shell link", shell.close),
-                                 ("controller", controller.close),
+                                 ("controller", controller.close), ("stats", stats.stop),
                                  ("worker", lambda: self._worker.stop()), ("connection", service.close)):
                 try:
                     action()

@@ -68,6 +68,8 @@ class ShellGhost:
         self._drawn = ""  #: what GNOME Shell confirmed is on screen now
         self._await_caret = False  #: text was committed: the caret is not where GNOME Shell last heard
         self._deferred = ""  #: what to show once the client says where its caret is
+        self._answer: Optional[tuple[str, int]] = None  #: GNOME Shell's answer for the text wanted: chars visible
+        self._waiting: Optional[tuple[str, Callable[[str], None]]] = None  #: who waits for that answer
         self._thread: Optional[threading.Thread] = None
 
     # -- set-up ---------------------------------------------------------------------
@@ -150,13 +152,15 @@ class ShellGhost:
             conn = self._conn
             if conn is None or not self._present():  # the text goes to GNOME Shell only
                 return
+            if self._waiting is not None and self._waiting[0] != text:
+                self._waiting = None  # a newer text: nobody hears of the older one
             if self._await_caret:
-                self._deferred, self._drawn = text, ""
+                self._deferred, self._drawn, self._answer = text, "", None
                 return
             if not (self._drawn and self._drawn.endswith(text)):
-                self._drawn = ""  # on screen only once GNOME Shell says so
+                self._drawn, self._answer = "", None  # on screen only once GNOME Shell says so
             else:
-                self._drawn = text  # typed through: what is drawn still begins with it
+                self._drawn, self._answer = text, (text, len(text))  # typed through: what is drawn begins with it
             self._wanted = text
             self._serial = next(conn.outgoing_serial)
             serial = self._serial
@@ -165,7 +169,7 @@ class ShellGhost:
     def hide(self) -> None:
         with self._lock:
             conn = self._conn
-            self._deferred = ""
+            self._deferred, self._answer, self._waiting = "", None, None
             if conn is None or (not self._wanted and not self._drawn):
                 return
             self._wanted = self._drawn = ""
@@ -179,6 +183,19 @@ class ShellGhost:
             conn.send(msg, serial=serial)
         except OSError as e:
             log.warning("cannot reach GNOME Shell's extension: %s", type(e).__name__)
+
+    def when_drawn(self, text: str, drawn: Callable[[str], None]) -> None:
+        """``drawn`` hears, once GNOME Shell has answered for ``text`` (at once
+        if it has), the part of it visible in full ("" when nothing was drawn);
+        not at all when a newer text or a hide comes first."""
+        with self._lock:
+            answer = self._answer
+            if answer is None or answer[0] != text:
+                if text in (self._wanted, self._deferred):
+                    self._waiting = (text, drawn)
+                    return
+                answer = (text, 0)  # not sent: nothing of it is drawn (mid-line, no extension)
+        drawn(text[:answer[1]])
 
     def drawn(self, text: str) -> bool:
         """``text`` is what GNOME Shell confirmed is on screen now."""
@@ -234,11 +251,15 @@ class ShellGhost:
                 return
             ok = kind == MessageType.method_return and msg.body and bool(msg.body[0])
             chars = int(msg.body[1]) if ok else 0
-            total = len(self._wanted)
-            self._drawn = self._wanted if ok else ""
+            text, total = self._wanted, len(self._wanted)
+            self._drawn = text if ok else ""
+            self._answer = (text, chars)
+            waiting, self._waiting = self._waiting, None
         if ok:
             log.debug("GNOME Shell drew the suggestion (%d of %d chars in full)", chars, total)
         else:
             log.debug("GNOME Shell did not draw the suggestion (%s)",
                       "no room at the caret" if kind == MessageType.method_return else "the call failed")
         self._on_drawn(bool(ok), chars, total)
+        if waiting is not None and waiting[0] == text:
+            waiting[1](text[:chars])

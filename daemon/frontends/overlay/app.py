@@ -7,6 +7,8 @@ No logic lives here beyond the order of construction and tear-down:
     KeySuppressor (X thread, or a filter in the keyboard hook on Windows/macOS)
         -> Controller.on_suppressed_key -> TextInjector
     ConfigWatcher (watchdog thread) -> Controller.apply_config
+    StatsRecorder (its own thread) reads Controller.counters -> the stats file
+    tray's "Off in <app>", "Settings..." -> UserActions -> config file, Controller
 
 The front end (Qt) is passed in as a factory so this package never imports
 Qt; ``daemon.commands.run`` supplies it.
@@ -25,12 +27,15 @@ from daemon.config import Config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller, UiSink
 from daemon.frontends.overlay.event_pump import EventPump
+from daemon.frontends.overlay.focus_memory import FocusMemory
 from daemon.logsetup import set_level, setup_logging
 from daemon.notices import STATUS_LOG, Notices, startup_line
 from daemon.frontends.overlay.platform import Platform, select_platform
 from daemon.frontends.base import PlatformError
 from daemon.frontends.overlay.platform.notifications import desktop_notifier
 from daemon.runtime import load_startup_config, make_decoder_factory, new_worker  # noqa: F401  (re-exported)
+from daemon.stats import StatsRecorder
+from daemon.user_actions import UserActions
 from daemon.worker import SuggestionWorker
 
 log = logging.getLogger(__name__)
@@ -54,7 +59,7 @@ class FrontEnd(Protocol):
 
 
 FrontEndFactory = Callable[
-    [Optional[pathlib.Path], Callable[[bool], None], Callable[[bool], None]], FrontEnd
+    [Optional[pathlib.Path], Callable[[bool], None], Callable[[bool], None], UserActions], FrontEnd
 ]
 
 
@@ -73,6 +78,7 @@ class _Runtime:
     keyboard: KeyboardSource
     watcher: ConfigWatcher
     stop: threading.Event
+    stats: StatsRecorder
     field_events: Optional[EventPump] = None
 
 
@@ -117,11 +123,15 @@ class Daemon:
             self.notices.startup_failed(str(e))
             raise StartupError(str(e)) from None
         controller_box: list[Controller] = []
+        focus = FocusMemory(platform.focus)
+        actions = UserActions(self.config_path, lambda: controller_box[0].config, self._on_config_change,
+                              last_app=focus.last_app)
         try:
             frontend = self.frontend_factory(
                 self.config_path,
                 lambda on: controller_box[0].set_enabled(on),
                 lambda on: controller_box[0].set_paused(on),
+                actions,
             )
         except Exception as e:
             platform.close()
@@ -133,10 +143,12 @@ class Daemon:
             frontend.sink,
             injector=platform.injector,
             suppressor=platform.suppressor,
-            focus=platform.focus,
+            focus=focus,
             caret=platform.caret,
         )
         controller_box.append(controller)
+        actions.stats = stats = StatsRecorder(controller.counters, lambda: controller.config.stats)
+        stats.start()
         self._controller = controller
         worker = self._new_worker(config, controller)
         controller.attach_worker(worker)
@@ -157,7 +169,7 @@ class Daemon:
         )
         watcher.start()
         stop = threading.Event()
-        self._rt = _Runtime(platform, frontend, controller, worker, keyboard, watcher, stop, field_events)
+        self._rt = _Runtime(platform, frontend, controller, worker, keyboard, watcher, stop, stats, field_events)
         threading.Thread(target=self._housekeeping, name="ghosttype-watchdog", daemon=True).start()
         log.info("config %s", self.config_path)
         STATUS_LOG.info("%s", startup_line(config, platform.name))
@@ -239,6 +251,7 @@ class Daemon:
             ("field events", rt.field_events.stop if rt.field_events is not None else lambda: None),
             ("config watcher", rt.watcher.stop),
             ("controller", rt.controller.close),
+            ("stats", rt.stats.stop),
             ("worker", rt.worker.stop),
             ("platform", rt.platform.close),
             ("front end", rt.frontend.close),

@@ -1,5 +1,7 @@
 #!/usr/bin/python3
 """Serves fields.html on 127.0.0.1:PORT and appends every POST /log body (one JSON object) to LOG.
+GET /cmd answers what the file LOG.cmd holds (removing it), "" when there is none: the session's way to
+tell the page to move its focus by itself.
 
     page_server.py PORT LOG
 """
@@ -13,6 +15,19 @@ PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fields.html")
 
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        if self.path == "/cmd":
+            try:
+                with open(LOG + ".cmd", "rb") as f:
+                    body = f.read()
+                os.unlink(LOG + ".cmd")
+            except FileNotFoundError:
+                body = b""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         body = open(PAGE, "rb").read()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")

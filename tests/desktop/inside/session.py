@@ -535,7 +535,8 @@ class App:
     def __init__(self, desk, scen: str, out: str):
         self.desk, self.scen, self.out = desk, scen, out
         self.password = scen.endswith("-pw")
-        self.app = scen[:-3] if self.password else scen
+        self.jump = scen.endswith("-jump")  #: the page moves the focus to its password input by itself
+        self.app = scen[:-3] if self.password else scen[:-5] if self.jump else scen
         self.readback = APPS[self.app]
         self.work = tempfile.mkdtemp(prefix=f"{scen}-", dir=HOME)
         self.doc = f"{self.work}/doc.txt"
@@ -566,7 +567,7 @@ class App:
         elif a in ("firefox", "chromium"):
             port = 8700 + (os.getpid() + len(self.scen)) % 200
             self.procs.append(spawn([py, f"{HERE}/page_server.py", str(port), self.log], f"{self.out}/{self.scen}-server.err"))
-            url = f"http://127.0.0.1:{port}/" + ("?pw" if self.password else "")
+            url = f"http://127.0.0.1:{port}/" + ("?pw" if self.password else "?jump" if self.jump else "")
             time.sleep(0.5)
             if a == "chromium":
                 cmd = ["chromium", "--ozone-platform=wayland", "--enable-wayland-ime", "--wayland-text-input-version=3",
@@ -642,17 +643,24 @@ class App:
             last = a
         return False
 
-    def text(self) -> str:
-        """What the application's field holds now (preedit excluded)."""
+    def text(self, page_field: str = "") -> str:
+        """What the application's field holds now (preedit excluded); on the page, ``page_field``
+        ("t", "p") names the field where the focus may have moved."""
         if self.readback == "applog":
             field = "password" if self.password else "normal"
             ch = [e["text"] for e in self.events() if e.get("event") == "changed" and e.get("field") == field]
             return ch[-1] if ch else ""
         if self.readback == "page":
-            st = sorted((e for e in self.events() if e.get("ev") == "state"), key=lambda e: e.get("seq", 0))
+            st = sorted((e for e in self.events() if e.get("ev") == "state"
+                         and (not page_field or e.get("field") == page_field)), key=lambda e: e.get("seq", 0))
             return st[-1]["value"] if st else ""
         with open(self.doc, encoding="utf-8", errors="replace") as f:
             return f.read()
+
+    def page_focus(self) -> str:
+        """The page's field that last got the focus."""
+        foc = [e.get("field") for e in sorted(self.events(), key=lambda e: e.get("seq", 0)) if e.get("ev") == "focus"]
+        return foc[-1] if foc else ""
 
     def focus_moved_on(self) -> bool:
         """After Tab in the password field: did the focus leave it (the app got the Tab)?"""
@@ -829,6 +837,37 @@ def scenario_password(desk, app: App, res: dict) -> None:
     res["shots"]["2-tab"] = p if desk.shot(p) else None
 
 
+def scenario_jump(desk, app: App, res: dict) -> None:
+    """A suggestion shows in the textarea; the page moves the focus to its password input by itself (no
+    key), then the password is typed and Tab pressed."""
+    o = f"{desk.out}/{app.scen}"
+    shots = res["shots"] = {}
+    res["typed"] = PHRASE
+    _, res["ghost"] = type_last(desk, PHRASE)
+    p = f"{o}-1-ghost.png"
+    shots["1-ghost"] = p if desk.shot(p) else None
+    jumped = len(elines())
+    with open(app.log + ".cmd", "w") as f:
+        f.write("jump")
+    res["jumped"] = wait_for(lambda: app.page_focus() == "p", 10) is not None
+    settle()
+    time.sleep(1.0)
+    p = f"{o}-2-jumped.png"
+    shots["2-jumped"] = p if desk.shot(p) else None
+    desk.type(SECRET)
+    settle()
+    time.sleep(1.5)
+    p = f"{o}-3-typed.png"
+    shots["3-typed"] = p if desk.shot(p) else None
+    res["shown"] = shown_after(jumped)
+    res["text_before_tab"] = app.text("p")
+    res["textarea"] = app.text("t")
+    desk.key("Tab")
+    time.sleep(1.2)
+    res["text"] = app.text("p")
+    res["focus_moved_on"] = app.focus_moved_on()
+
+
 def main() -> int:
     desktop, out, scenarios = sys.argv[1], sys.argv[2], sys.argv[3:]
     os.makedirs(out, exist_ok=True)
@@ -889,6 +928,8 @@ def main() -> int:
             note(f"{scen}: {res['ready']}")
             if app.password:
                 scenario_password(desk, app, res)
+            elif app.jump:
+                scenario_jump(desk, app, res)
             elif LAYOUT:
                 scenario_layout(desk, app, res)
             else:

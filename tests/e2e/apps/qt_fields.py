@@ -12,7 +12,11 @@ Tests read it to check what was typed and where the fields are, without
 depending on accessibility (which is what they are testing).  The file is
 replaced atomically so a reader never sees half a snapshot.
 
-Run: ``python3 qt_fields.py [--state FILE] [--title TITLE]``.
+With ``--focus-requests FILE`` the app moves keyboard focus by itself, as a
+login page's script does: when FILE appears, the field it names gets focus
+(the file is removed).
+
+Run: ``python3 qt_fields.py [--state FILE] [--title TITLE] [--focus-requests FILE]``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import sys
 from pathlib import Path
 
+from PyQt6.QtCore import QTimer
 from PyQt6.QtWidgets import (
     QApplication,
     QFormLayout,
@@ -86,6 +91,23 @@ class FieldsWindow(QWidget):
                 out["caret"] = [at.x(), at.y(), cr.width(), cr.height()]
         return out
 
+    def follow_focus_requests(self, path: Path) -> None:
+        """Every 50 ms: focus the field named in ``path``, if it exists."""
+
+        def poll() -> None:
+            try:
+                name = path.read_text(encoding="utf-8").strip()
+            except OSError:
+                return
+            path.unlink(missing_ok=True)
+            widget = self.fields().get(name)
+            if widget is not None:
+                widget.setFocus()
+
+        self._focus_timer = QTimer(self)
+        self._focus_timer.timeout.connect(poll)
+        self._focus_timer.start(50)
+
     def write_state(self) -> None:
         if self._state_path is None:
             return
@@ -106,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--state", type=Path, help="write a JSON snapshot here after every change")
     parser.add_argument("--title", default="qt_fields", help="window title")
+    parser.add_argument("--focus-requests", type=Path, help="focus the field this file names when it appears")
     args, qt_args = parser.parse_known_args(argv)
     app = QApplication([sys.argv[0], *qt_args])
     app.setApplicationName("qt_fields")
@@ -113,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     window = FieldsWindow(args.state, args.title)
     window.show()
     window.normal.setFocus()
+    if args.focus_requests is not None:
+        window.follow_focus_requests(args.focus_requests)
     return app.exec()
 
 

@@ -1,0 +1,107 @@
+"""What ghosttype saved: the counts a real Controller produces, written by
+the StatsRecorder into a real file (mode 0600, numbers only), turned off by
+the config, reset, and read back by ``ghosttype stats --json``."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from daemon.config import Config
+from daemon.stats import FIELDS, StatsFile, StatsRecorder, counts_from_controller, summary
+from tests.daemon.test_controller import Rig
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TODAY = datetime.date.today().isoformat()
+
+
+def session(r: Rig) -> None:
+    """One suggestion shown, one word of it and then the rest accepted, and
+    a swallowed Tab with nothing left to accept (typed as a Tab)."""
+    r.type("Hello wor")
+    r.answer("ld again")
+    assert r.sup.press("ctrl+right")  # "ld"
+    assert r.sink.visible == " again"
+    assert r.sup.press("tab")  # " again"
+    assert r.inj.typed[-2:] == ["ld", " again"]
+    r.c.on_suppressed_key("tab")  # a fast second Tab: nothing visible any more
+    assert r.inj.typed[-1] == "\t"
+
+
+EXPECTED = {"shown": 1, "accepted": 1, "accepted_words": 1, "chars_inserted": 8, "keystrokes_saved": 6}
+
+
+def test_a_controller_session_is_counted_and_written_with_numbers_only(tmp_path: pathlib.Path) -> None:
+    r = Rig()
+    stats = StatsFile(tmp_path / "state" / "stats.json")
+    recorder = StatsRecorder(r.c.counters, lambda: r.c.config.stats, stats)
+    session(r)
+    assert counts_from_controller(r.c.counters) == EXPECTED
+    recorder.flush()
+    data = stats.read()
+    assert data["total"] == EXPECTED and data["days"] == {TODAY: EXPECTED}
+    assert recorder.today() == EXPECTED
+    assert stats.path.stat().st_mode & 0o777 == 0o600
+    raw = stats.path.read_bytes()
+    assert b"Hello" not in raw and b"again" not in raw
+    assert set(json.loads(raw)) == {"total", "days"}
+    # A second flush with nothing new changes nothing; new activity adds up.
+    recorder.flush()
+    assert stats.read()["total"] == EXPECTED
+    session(r)
+    recorder.flush()
+    assert stats.read()["total"] == {k: 2 * v for k, v in EXPECTED.items()}
+
+
+def test_counting_off_in_the_config_writes_nothing_and_reset_starts_again(tmp_path: pathlib.Path) -> None:
+    r = Rig(stats=False)
+    stats = StatsFile(tmp_path / "stats.json")
+    recorder = StatsRecorder(r.c.counters, lambda: r.c.config.stats, stats)
+    session(r)
+    recorder.flush()
+    assert not stats.path.exists()
+    r.c.apply_config(Config(debounce_ms=0, stats=True))  # turned on while running: only what comes after counts
+    session(r)
+    recorder.stop()
+    assert stats.read()["total"] == EXPECTED
+    assert stats.reset() and not stats.path.exists()
+    assert summary(stats.read())["total"] == dict.fromkeys(FIELDS, 0)
+    session(r)
+    recorder.flush()
+    assert stats.read()["total"] == EXPECTED  # after a reset, from zero
+
+
+def test_an_old_file_mode_does_not_survive_a_write(tmp_path: pathlib.Path) -> None:
+    stats = StatsFile(tmp_path / "stats.json")
+    stats.path.write_text("{not json")
+    os.chmod(stats.path, 0o644)
+    assert stats.read()["total"] == dict.fromkeys(FIELDS, 0)  # unreadable: from zero, no exception
+    stats.add({"shown": 2})
+    assert stats.path.stat().st_mode & 0o777 == 0o600
+    assert stats.read()["total"]["shown"] == 2
+
+
+def test_ghosttype_stats_json_and_reset(tmp_path: pathlib.Path) -> None:
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path))
+    StatsFile(tmp_path / "ghosttype" / "stats.json").add(EXPECTED, day="2026-01-02")
+    StatsFile(tmp_path / "ghosttype" / "stats.json").add(EXPECTED)
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "daemon", "stats", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    out = cli("--json")
+    assert out.returncode == 0, out.stderr
+    view = json.loads(out.stdout)
+    assert view["today"] == EXPECTED
+    assert view["total"] == {k: 2 * v for k, v in EXPECTED.items()}
+    assert set(view["days"]) == {"2026-01-02", TODAY}
+    table = cli()
+    assert "keystrokes saved" in table.stdout and " 12" in table.stdout, table.stdout
+    assert cli("--path").stdout.strip() == str(tmp_path / "ghosttype" / "stats.json")
+    assert cli("--reset").stdout.strip() == "counts deleted"
+    assert json.loads(cli("--json").stdout)["total"] == dict.fromkeys(FIELDS, 0)

@@ -18,10 +18,10 @@ GNOME_ACTIVATION_MS = 4000
 NEAR = 60
 SECRET = "correct horse battery sta"
 #: Inline ghost text (GNOME with ghosttype's Shell extension), against the text Tab inserted: how far apart
-#: their starts may be (a caret and the pixel between it and the suggestion; one character is 7 px or more),
+#: their starts may be (the pixel between the caret and the suggestion; one character is 7 px or more),
 #: how much fainter than typed text its ink must be and how strong at least (readable), and how many pixels
 #: may turn dark while it shows (a caret's worth; IBus's popup turns thousands).
-START_SLACK = 4
+START_SLACK = 2
 FAINTER = 20
 READABLE = 40
 MAX_TURNED_DARK = 20
@@ -207,11 +207,12 @@ def check_display(results: dict, app: str, expected: str) -> None:
     assert ghost[0] == expected, f"{app}: the suggestion was shown as {ghost[0]}, expected {expected}"
 
 
-def check_inline_at_the_caret(results: dict, app: str) -> dict:
+def check_inline_at_the_caret(results: dict, app: str, dark: bool = False) -> dict:
     """GNOME with ghosttype's Shell extension: the suggestion is grey text on the caret's line starting at the
     caret. Against the field without it (after Esc) and the screen right after Tab inserted it: the
     suggestion's pixels lie on the inserted text's line, start where the inserted text starts, their ink is
-    fainter than the inserted (typed) text's yet readable, and no pixel turned dark while it showed (no box)."""
+    fainter than the inserted (typed) text's yet readable, and no pixel turned dark while it showed (no box).
+    ``dark``: GNOME's dark style, where the field itself must be dark."""
     res = _scenario(results, app)
     check_display(results, app, "shell")
     inl = res.get("inline") or {}
@@ -225,6 +226,8 @@ def check_inline_at_the_caret(results: dict, app: str) -> dict:
         f"{app}: the suggestion {gb} is not on the line of the text Tab inserted {tb} (x0, y0, x1, y1); {where}"
     assert abs(gb[0] - tb[0]) <= START_SLACK, \
         f"{app}: the suggestion starts at x={gb[0]}, the text Tab inserted at x={tb[0]}; {where}"
+    if dark:
+        assert inl["background"] < 100, f"{app}: the field is not dark (brightness {inl['background']}); {where}"
     assert inl["turned_dark"] <= MAX_TURNED_DARK, \
         f"{app}: {inl['turned_dark']} pixels turned dark while the suggestion showed (a box?); {where}"
     assert READABLE <= inl["ghost_contrast"] <= inl["typed_contrast"] - FAINTER, (

@@ -39,7 +39,7 @@ PREEDIT = {"gnome-preedit": ["chromium", "qt", "gnome-text-editor"]}
 #: GNOME on a machine with the German layout: the engine must keep it (ö ä ü ß, y/z).
 LAYOUT = {"gnome-de": ["gnome-text-editor", "qt"]}
 #: GNOME's dark style: the inline suggestion must read as one on dark fields too.
-DARK = {"gnome-dark": ["gnome-text-editor", "qt"]}
+DARK = {"gnome-dark": ["gnome-text-editor"]}
 SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) for d in NORMAL} | PREEDIT | LAYOUT | DARK
 LAYOUT_CASES = [(d, a) for d in LAYOUT for a in LAYOUT[d]]
 PREEDIT_CASES = [(d, a) for d in PREEDIT for a in PREEDIT[d]]
@@ -57,9 +57,15 @@ KNOWN = {
                                "none or an empty one",
     ("caret", "gnome-popup", "kgx"): "gnome-console on GNOME 51, IBus's popup: as above (the popup is where the "
                                      "engine's inline text is not: see the gnome session)",
+    ("tab", "gnome", "kgx"): "gnome-console on GNOME 51 sends no cursor rectangle in some runs (as above): GNOME "
+                             "Shell then has no caret for it, so the extension draws nothing, and Esc and Tab go "
+                             "to the terminal (the rule: nothing on screen, Tab stays a Tab)",
+    ("inline", "gnome", "kgx"): "gnome-console on GNOME 51 sends no cursor rectangle in some runs (as above)",
     ("inline", "gnome", "firefox"): "Firefox 159 on GNOME 51 reports its caret one key late (after typing 'i' the "
                                     "cursor rectangle it sends is the one before the 'i', and none follows): GNOME "
                                     "Shell places the suggestion one character left, over the last typed one",
+    ("inline", "gnome", "qt"): "Qt 6.11 on GNOME 51 reports its caret one key late in some runs (the suggestion 4 px "
+                               "left, its first character over the last typed one), as Firefox does always",
     ("inline", "gnome", "mousepad"): "mousepad (GTK 3) on GNOME 51: as Firefox, the cursor rectangle is one key late",
     ("caret", "kde", "firefox"): "Firefox on KWin: IBus's popup is at times drawn at the start of the field, a "
                                  "line below the text, instead of at the caret (in the same run, at the caret a "
@@ -123,7 +129,7 @@ def test_the_engine_registers_inside_gnomes_activation_window(desktops, desktop)
 
 @pytest.mark.parametrize("desktop, app", cases("inline", INLINE_CASES))
 def test_gnome_draws_grey_text_on_the_carets_line_starting_where_tab_inserts_it(desktops, desktop, app):
-    checks.check_inline_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app)
+    checks.check_inline_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app, dark=desktop in DARK)
 
 
 @pytest.mark.parametrize("app", NORMAL["gnome-popup"])

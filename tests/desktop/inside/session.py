@@ -255,6 +255,8 @@ class Gnome:
         self.out = out
         self.app_env = dict(ENV, WAYLAND_DISPLAY="wayland-0", GDK_BACKEND="wayland", QT_QPA_PLATFORM="wayland",
                             XDG_SESSION_TYPE="wayland")
+        if os.environ.get("GT_SCHEME") == "prefer-dark":  # no settings portal here: libadwaita and GTK 3 are told
+            self.app_env.update(ADW_DEBUG_COLOR_SCHEME="prefer-dark", GTK_THEME="Adwaita:dark")
 
     def start(self) -> None:
         gs = [("org.gnome.desktop.input-sources", "sources", "[('ibus', 'ghosttype')]"),

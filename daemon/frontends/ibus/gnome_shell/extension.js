@@ -57,8 +57,9 @@ class InlineGhost {
         this._text = '';
         const popup = IBusManager.getIBusManager()._candidatePopup;
         const cursor = popup._dummyCursor;
-        // the caret in stage coordinates, as GNOME Shell places its popup (updated below)
-        this._caret = {x: cursor.x, y: cursor.y, width: cursor.width, height: cursor.height};
+        // the caret in stage coordinates, as GNOME Shell places its popup (updated below); null: not
+        // reported since the focused window changed (another window's caret says nothing about this one)
+        this._caret = null;
         this._label = new St.Label({reactive: false, visible: false});
         this._label.clutter_text.ellipsize = Pango.EllipsizeMode.END;
         this._measure = new St.Label({reactive: false, opacity: 0});
@@ -71,7 +72,10 @@ class InlineGhost {
             original.call(this, x, y, w, h);
             ghost._follow({x: Math.round(x), y: Math.round(y), width: Math.round(w), height: Math.round(h)});
         });
-        this._focusId = global.display.connect('notify::focus-window', () => this._lost());
+        this._focusId = global.display.connect('notify::focus-window', () => {
+            this._caret = null;
+            this._lost();
+        });
         this._ibusFocusId = IBusManager.getIBusManager().connect('focus-out', () => this._lost());
     }
 
@@ -101,7 +105,7 @@ class InlineGhost {
     // Draws this._text at the caret; the number of characters visible in full (0: nothing drawn).
     _place() {
         const win = global.display.focus_window;
-        if (!this._text || !win)
+        if (!this._text || !win || !this._caret)
             return 0;
         const caret = this._caret;
         const frame = win.get_frame_rect();

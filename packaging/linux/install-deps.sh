@@ -26,7 +26,7 @@ build=(build-essential python3-dev)
 test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst
-  ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell
+  ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell dconf-service libglib2.0-bin
   openssl cmake libssl-dev
 )
 

@@ -11,7 +11,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from daemon.doctor import check_display
-from daemon.frontends.ibus import component
+from daemon.frontends.ibus import component, shell_extension
+
+
+@pytest.fixture(autouse=True)
+def _extensions_dir(tmp_path: pathlib.Path, monkeypatch):
+    """Installs in these tests write GNOME Shell's extension into the test's folder, never the machine's."""
+    monkeypatch.setattr(shell_extension, "SYSTEM_EXTENSIONS", tmp_path / "extensions")
 
 
 def test_component_xml_is_valid_and_names_the_engine():
@@ -85,8 +91,11 @@ def test_system_install_writes_the_component_and_refreshes_the_system_cache(tmp_
     assert root.findtext("exec") == component.engine_command()
     assert ["ibus", "write-cache", "--system"] in calls
     assert "Input Sources" in capsys.readouterr().out  # the one step left
+    extension = tmp_path / "extensions" / shell_extension.UUID  # GNOME Shell's, from the package's files
+    for name in shell_extension.FILES:
+        assert (extension / name).read_bytes() == (shell_extension.SOURCE_DIR / name).read_bytes()
     assert component.uninstall(system=True, env={"HOME": str(tmp_path)}) == 0
-    assert not target.exists()
+    assert not target.exists() and not extension.exists()
 
 
 def test_system_install_needs_root(monkeypatch, capsys):

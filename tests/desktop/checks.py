@@ -17,6 +17,14 @@ GNOME_ACTIVATION_MS = 4000
 #: below the caret, inline ghost text right after it.
 NEAR = 60
 SECRET = "correct horse battery sta"
+#: Inline ghost text (GNOME with ghosttype's Shell extension), against the text Tab inserted: how far apart
+#: their starts may be (the pixel between the caret and the suggestion; one character is 7 px or more),
+#: how much fainter than typed text its ink must be and how strong at least (readable), and how many pixels
+#: may turn dark while it shows (a caret's worth; IBus's popup turns thousands).
+START_SLACK = 2
+FAINTER = 20
+READABLE = 40
+MAX_TURNED_DARK = 20
 
 
 def _scenario(results: dict, app: str) -> dict:
@@ -188,3 +196,41 @@ def check_registered_in_time(results: dict) -> int:
     assert ms < GNOME_ACTIVATION_MS, (f"the engine registered {ms} ms after its start, with {setup.get('busy', 0)} "
                                       f"busy processes: GNOME holds keys only {GNOME_ACTIVATION_MS} ms")
     return ms
+
+
+def check_display(results: dict, app: str, expected: str) -> None:
+    """The engine showed the suggestion before Tab with ``expected``: ``shell`` (ghosttype's GNOME Shell
+    extension) where it is enabled, ``popup`` (IBus's, drawn by GNOME Shell) where the user switched it off."""
+    res = _scenario(results, app)
+    ghost = res.get("ghost_e")
+    assert ghost, f"{app}: no suggestion was shown before Tab"
+    assert ghost[0] == expected, f"{app}: the suggestion was shown as {ghost[0]}, expected {expected}"
+
+
+def check_inline_at_the_caret(results: dict, app: str, dark: bool = False) -> dict:
+    """GNOME with ghosttype's Shell extension: the suggestion is grey text on the caret's line starting at the
+    caret. Against the field without it (after Esc) and the screen right after Tab inserted it: the
+    suggestion's pixels lie on the inserted text's line, start where the inserted text starts, their ink is
+    fainter than the inserted (typed) text's yet readable, and no pixel turned dark while it showed (no box).
+    ``dark``: GNOME's dark style, where the field itself must be dark."""
+    res = _scenario(results, app)
+    check_display(results, app, "shell")
+    inl = res.get("inline") or {}
+    g, t = inl.get("ghost"), inl.get("inserted")
+    shots = res.get("shots", {})
+    where = f"see {shots.get('6-before-tab')}, {shots.get('7-tab')} and {shots.get('3-esc')}"
+    assert g and t, f"{app}: no suggestion ({g}) or no inserted text ({t}) on screen to compare; {where}"
+    gb, tb = g[1], t[1]
+    gy, ty = (gb[1] + gb[3]) / 2, (tb[1] + tb[3]) / 2
+    assert tb[1] <= gy <= tb[3] and gb[1] <= ty <= gb[3], \
+        f"{app}: the suggestion {gb} is not on the line of the text Tab inserted {tb} (x0, y0, x1, y1); {where}"
+    assert abs(gb[0] - tb[0]) <= START_SLACK, \
+        f"{app}: the suggestion starts at x={gb[0]}, the text Tab inserted at x={tb[0]}; {where}"
+    if dark:
+        assert inl["background"] < 100, f"{app}: the field is not dark (brightness {inl['background']}); {where}"
+    assert inl["turned_dark"] <= MAX_TURNED_DARK, \
+        f"{app}: {inl['turned_dark']} pixels turned dark while the suggestion showed (a box?); {where}"
+    assert READABLE <= inl["ghost_contrast"] <= inl["typed_contrast"] - FAINTER, (
+        f"{app}: the suggestion's ink has contrast {inl['ghost_contrast']} to the field (background brightness "
+        f"{inl['background']}), typed text {inl['typed_contrast']}: it must read as a suggestion; {where}")
+    return inl

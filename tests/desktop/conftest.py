@@ -38,9 +38,12 @@ README_TIMEOUT = 2400
 #: How long a run waits for another run of the tier on this machine to finish (they share the sid
 #: chroot, its cache and the test user's uid, so two at once would break each other).
 LOCK_WAIT = 3600
-#: What a session name's suffix sets ("gnome-preedit", "gnome-de").
-#: "gnome-de" also starts with two processes keeping both CPUs busy, as at a login.
-SESSION_MODES = {"preedit": {"GT_DISPLAY": "preedit"}, "de": {"GT_LAYOUT": "de", "GT_BUSY": "2"}}
+#: What a session name's suffix sets ("gnome-preedit", "gnome-de", "gnome-popup").
+#: "gnome-de" also starts with two processes keeping both CPUs busy, as at a login; "gnome-popup" is
+#: GNOME with ghosttype's Shell extension switched off by the user (IBus's popup then shows the suggestion);
+#: "gnome-dark" GNOME's dark style.
+SESSION_MODES = {"preedit": {"GT_DISPLAY": "preedit"}, "de": {"GT_LAYOUT": "de", "GT_BUSY": "2"},
+                 "popup": {"GT_EXT": "off"}, "dark": {"GT_SCHEME": "prefer-dark"}}
 
 
 def pytest_collection_modifyitems(config, items):

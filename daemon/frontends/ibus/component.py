@@ -43,6 +43,7 @@ from typing import Mapping, Optional
 from xml.sax.saxutils import escape
 
 from daemon.checks import CheckResult
+from daemon.frontends.ibus import shell_extension
 from daemon.frontends.ibus.bus import ibus_address
 from daemon.frontends.ibus.safepath import first_unsafe
 from daemon.frontends.ibus.service import ENGINE_NAME, component
@@ -218,6 +219,8 @@ def install(system: bool = False, env: Optional[Mapping[str, str]] = None, layou
         _write(target, component_xml(command, *kb))
         _refresh_system_cache()
         print(f"installed {target} (engine command: {command}; keyboard layout: {_layout_text(kb)})")
+        print(f"installed {shell_extension.install_files(True)} (GNOME Shell: suggestions drawn at the caret; "
+              "the engine enables it for each user at their next login)")
     else:
         if SYSTEM_REGISTRY_CACHE.exists():
             print(f"ghosttype: this system keeps an IBus registry cache ({SYSTEM_REGISTRY_CACHE}); ibus-daemon\n"
@@ -234,6 +237,10 @@ def install(system: bool = False, env: Optional[Mapping[str, str]] = None, layou
             _run(["systemctl", "--user", "set-environment", f"IBUS_COMPONENT_PATH={value}"])
         print(f"installed {target} (engine command: {command}; keyboard layout: {_layout_text(kb)})")
         print(f"and {user_env_file(env)}, so ibus-daemon finds it from your next login on")
+        shell_dir = shell_extension.install_files(False, env)
+        state = shell_extension.enable_for_user(env)
+        print(f"and {shell_dir} (GNOME Shell: suggestions drawn at the caret from your next login on; "
+              f"{state or 'enabled by the engine at your next login'})")
     print()
     print(next_step_hint())
     return 0
@@ -256,11 +263,13 @@ def uninstall(system: bool = False, env: Optional[Mapping[str, str]] = None) -> 
         if os.geteuid() != 0:
             print("ghosttype: --system needs root (sudo)", file=sys.stderr)
             return 2
-        removed = _unlink(SYSTEM_COMPONENT_DIR / COMPONENT_FILE)
+        removed = _unlink(SYSTEM_COMPONENT_DIR / COMPONENT_FILE) + shell_extension.remove_files(True)
         if shutil.which("ibus"):
             _refresh_system_cache()
     else:
-        removed = _unlink(user_component_dir(env) / COMPONENT_FILE) + _unlink(user_env_file(env))
+        removed = _unlink(user_component_dir(env) / COMPONENT_FILE) + _unlink(user_env_file(env)) \
+            + shell_extension.remove_files(False, env)
+        shell_extension.forget_for_user(env)
         if shutil.which("ibus"):
             clean = {k: v for k, v in env.items() if k != "IBUS_COMPONENT_PATH"}
             _run(["ibus", "write-cache"], clean)
@@ -388,6 +397,8 @@ def ibus_checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
     else:
         results.append(CheckResult("IBus engine", None if not wayland else False, "not installed",
                                    "run `ghosttype ibus install` (or `sudo ghosttype ibus install --system`)"))
+    if "GNOME" in env.get("XDG_CURRENT_DESKTOP", "").upper().split(":") or shell_extension.installed(env):
+        results += shell_extension.checks(env)
     kde = _kde_input_method_check(env) if wayland else None
     if kde is not None:
         results.append(kde)

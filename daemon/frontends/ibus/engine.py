@@ -44,6 +44,7 @@ Rules worth knowing:
   colours, GTK4 and Qt draw the preedit like typed text, a web page reads
   preedit as the field's value), as long as a panel draws popups (GNOME
   Shell, ibus-ui-gtk3); with no panel the preedit is the only display.
+  ``shell``: ghosttype's GNOME Shell extension, where it answers (``shell_ghost``).
 * Context: the text before the caret as the controller tracks it from keys,
   re-synchronised from the field's own surrounding text when the client sends
   one (GTK, Qt, Firefox): when that text does not continue what we tracked
@@ -151,6 +152,7 @@ class IBusFrontend:
         #: whether a panel (GNOME Shell, ibus-ui-gtk3) draws the popup; None
         #: until the D-Bus layer knows (then a panel is assumed)
         self.panel: Optional[bool] = None
+        self.shell = None  #: a ShellGhost once the session bus is reached (shell_ghost)
         #: what "Off in <application>" and "Settings..." do (``daemon.frontends.ibus.menu``)
         self.actions = None
 
@@ -230,6 +232,8 @@ class IBusFrontend:
         engine = self.focused
         if engine is None:
             raise RuntimeError("no focused input context to commit to")
+        if self.shell is not None:
+            self.shell.caret_pending()  # draw the next suggestion where the caret goes
         engine.output.commit_text(text)
 
     # -- KeySuppressor ----------------------------------------------------------------
@@ -317,18 +321,19 @@ class Engine:
                           text_before_caret=text_before_caret)
 
     def display_mode(self) -> str:
-        """``preedit`` or ``popup`` for this client (see the module docstring)."""
+        """``preedit``, ``popup`` or ``shell`` for this client (see the module docstring)."""
         mode = self.controller.config.ibus_display
         if mode != "auto":
             return mode
+        popup = "shell" if self.frontend.shell is not None and self.frontend.shell.present else "popup"
         if self.capabilities and not self.capabilities & wire.CAP_PREEDIT_TEXT:
-            return "popup"
+            return popup
         if self.frontend.panel is False:
             return "preedit"  # nothing would draw a popup
         app = self.app_id()
         if self.client.startswith(_GREY_PREEDIT_PREFIXES) and not any(w in app for w in _WEB_APPS):
             return "preedit"
-        return "popup"
+        return popup
 
     # -- calls from ibus-daemon -------------------------------------------------------
 
@@ -360,7 +365,7 @@ class Engine:
     def _decide(self, keyval: int, event: KeyEvent) -> bool:
         spec = event_spec(event)
         controller = self.controller
-        if controller.visible:
+        if controller.visible and (self._shown[1] != "shell" or self.frontend.shell.drawn(controller.visible)):
             cfg = controller.config
             if self.frontend.armed and spec in (cfg.accept_key, cfg.accept_word_key):
                 self._swallow(keyval)
@@ -420,7 +425,7 @@ class Engine:
             elif changed and self._shown[1] != "popup":  # see "The last word" above
                 self._draw("preedit", self._shown[0])
         if text and drawn is not None:
-            drawn(text)
+            self._tell(text, drawn)
 
     def focus_in(self, object_path: str = "", client: Optional[str] = None) -> None:
         if client is not None:
@@ -500,6 +505,8 @@ class Engine:
     def set_cursor_location(self, x: int, y: int, w: int, h: int) -> None:
         """Where the client says its caret is (IBus's popup is drawn there)."""
         log.debug("cursor location (%d, %d, %d, %d)", x, y, w, h)
+        if self.frontend.shell is not None and self.frontend.focused is self:
+            self.frontend.shell.caret_moved()
 
     def property_activate(self, name: str, state: int) -> None:
         controller = self.controller
@@ -542,6 +549,15 @@ class Engine:
                     return
             self._render(text)
         if text and drawn is not None:
+            self._tell(text, drawn)
+
+    def _tell(self, text: str, drawn: Drawn) -> None:
+        """``drawn`` hears what of ``text`` is on screen: all of it once sent to the
+        popup or the preedit; what GNOME Shell answers for its extension."""
+        shell = self.frontend.shell
+        if self._shown == (text, "shell") and shell is not None:
+            shell.when_drawn(text, drawn)
+        else:
             drawn(text)
 
     def _close_preedit(self) -> None:
@@ -572,10 +588,12 @@ class Engine:
         self._draw(mode, text)
 
     def _draw(self, mode: str, text: str) -> None:
-        if self._in_key and mode != "popup":
+        if self._in_key and mode == "preedit":
             self._preedit_in_key = True
         if mode == "popup":
             self.output.update_auxiliary(text, bool(text))
+        elif mode == "shell":
+            self.frontend.shell.draw(text, self._surrounding)
         else:
             attrs = wire.ghost_attributes(len(text), GHOST_COLOUR, self.frontend.prediction_hint) if text else []
             # Cursor 0: the caret stays before the suggestion.

@@ -29,6 +29,8 @@ from daemon.controller import Controller
 from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
 from daemon.frontends.ibus.engine import IBusFrontend
+from daemon.frontends.ibus import shell_extension
+from daemon.frontends.ibus.shell_ghost import ShellGhost
 from daemon.logsetup import set_level, setup_logging
 from daemon.runtime import load_startup_config, new_worker
 from daemon.stats import StatsRecorder
@@ -84,6 +86,37 @@ def ibus_version() -> Optional[tuple[int, ...]]:
     return tuple(int(x) for x in m.groups()) if m else None
 
 
+def start_shell_ghost(frontend: IBusFrontend) -> ShellGhost:
+    """Reach ghosttype's GNOME Shell extension on the session bus, on a thread
+    of its own (keys never wait for it), and follow it: the frontend draws
+    with it from the moment it answers.  Where it is installed and the user
+    has not switched it off, it is then enabled for this user."""
+    def redisplay() -> None:  # the extension came or went: draw with the display that applies now
+        engine = frontend.focused
+        if engine is not None:
+            engine.display(engine.shown)
+
+    shell = ShellGhost(on_change=redisplay)
+
+    def connect() -> None:
+        try:
+            shell.start()
+        except (OSError, TimeoutError, ValueError, KeyError) as e:
+            log.info("no session bus (%s): suggestions use IBus's popup", type(e).__name__)
+            return
+        except Exception:
+            log.exception("cannot follow the GNOME Shell extension: suggestions use IBus's popup")
+            return
+        frontend.shell = shell
+        redisplay()
+        if shell_extension.installed() and not shell.present:
+            log.info("GNOME Shell extension for this user: %s",
+                     shell_extension.enable_when_loaded() or "GNOME Shell's settings cannot be read")
+
+    threading.Thread(target=connect, name="shell-ghost-start", daemon=True).start()
+    return shell
+
+
 class EngineProcess:
     """Builds and runs the engine; :meth:`run` blocks until ibus-daemon goes away."""
 
@@ -128,6 +161,7 @@ class EngineProcess:
             service.watch_panel()
         except IBusUnavailable as e:
             log.warning("cannot tell whether an IBus panel runs (%s): assuming one does", e)
+        shell = start_shell_ghost(frontend)
         self._worker = new_worker(config, controller)
         controller.attach_worker(self._worker)
         self._worker.start()
@@ -152,9 +186,9 @@ class EngineProcess:
         finally:
             for s, h in previous.items():
                 signal.signal(s, h)
-            for step, action in (("config watcher", watcher.stop), ("controller", controller.close),
-                                 ("stats", stats.stop), ("worker", lambda: self._worker.stop()),
-                                 ("connection", service.close)):
+            for step, action in (("config watcher", watcher.stop), ("GNOME Shell link", shell.close),
+                                 ("controller", controller.close), ("stats", stats.stop),
+                                 ("worker", lambda: self._worker.stop()), ("connection", service.close)):
                 try:
                     action()
                 except Exception:

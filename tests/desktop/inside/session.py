@@ -183,6 +183,44 @@ def diff_regions(a: str, b: str, mask: tuple = ()) -> list[tuple[int, list]]:
     return sorted(regions, key=lambda r: -r[0])
 
 
+def _lum(px) -> int:
+    r, g, b = px[:3]
+    return (299 * r + 587 * g + 114 * b) // 1000
+
+
+def _ink(img, mask, box) -> tuple[int, int]:
+    """Within ``box``: the field's background (the median brightness of ``img`` there) and the contrast
+    of the ink that changed (``mask``): the 90th percentile of |brightness - background| over those pixels."""
+    crop, m = img.crop(box), mask.crop(box)
+    lums = sorted(_lum(p) for p in crop.getdata())
+    bg = lums[len(lums) // 2] if lums else 0
+    ink = sorted(abs(_lum(p) - bg) for p, k in zip(crop.getdata(), m.getdata()) if k)
+    return bg, (ink[int(len(ink) * 0.9)] if ink else 0)
+
+
+def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = ()) -> dict:
+    """The suggestion drawn inline, against the text Tab inserted: ``esc`` is the field without the
+    suggestion, ``shown`` the same field while it shows, ``tab`` the screen right after Tab. The largest
+    place where each differs from ``esc`` (the suggestion; the inserted text), the contrast of each one's
+    ink to the field's background, and how many pixels turned dark (brightness under 90 from 90 or more:
+    a popup's dark box) while the suggestion shows."""
+    try:
+        a, b, c = (Image.open(p).convert("RGB") for p in (esc, shown, tab))
+    except OSError:
+        return {}
+    ghost = (diff_regions(esc, shown, mask) or [None])[0]
+    typed = (diff_regions(esc, tab, mask) or [None])[0]
+    if ghost is None or typed is None:
+        return {"ghost": ghost, "inserted": typed}
+    m_shown, m_tab = _diff_mask(esc, shown, mask), _diff_mask(esc, tab, mask)
+    bg, ghost_ink = _ink(b, m_shown, ghost[1])
+    _bg, typed_ink = _ink(c, m_tab, typed[1])
+    dark = sum(1 for pa, pb, k in zip(a.getdata(), b.getdata(), m_shown.getdata())
+               if k and _lum(pb) < 90 <= _lum(pa))
+    return {"ghost": ghost, "inserted": typed, "background": bg, "ghost_contrast": ghost_ink,
+            "typed_contrast": typed_ink, "turned_dark": dark, "regions_shown": len(diff_regions(esc, shown, mask))}
+
+
 # ---- keyboard layouts ---------------------------------------------------------------------------------
 
 EV_SHIFT = 42
@@ -217,12 +255,18 @@ class Gnome:
         self.out = out
         self.app_env = dict(ENV, WAYLAND_DISPLAY="wayland-0", GDK_BACKEND="wayland", QT_QPA_PLATFORM="wayland",
                             XDG_SESSION_TYPE="wayland")
+        if os.environ.get("GT_SCHEME") == "prefer-dark":  # no settings portal here: libadwaita and GTK 3 are told
+            self.app_env.update(ADW_DEBUG_COLOR_SCHEME="prefer-dark", GTK_THEME="Adwaita:dark")
 
     def start(self) -> None:
         gs = [("org.gnome.desktop.input-sources", "sources", "[('ibus', 'ghosttype')]"),
               ("org.gnome.desktop.interface", "enable-animations", "false"),
               ("org.gnome.desktop.interface", "cursor-blink", "false"),
               ("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'")]
+        if os.environ.get("GT_SCHEME"):  # GNOME's Appearance: "prefer-dark" turns GTK, Qt and browsers dark
+            gs.append(("org.gnome.desktop.interface", "color-scheme", f"'{os.environ['GT_SCHEME']}'"))
+        if os.environ.get("GT_EXT") == "off":  # the user switched ghosttype's extension off (Extensions app)
+            gs.append(("org.gnome.shell", "disabled-extensions", "['ghosttype@ghosttype']"))
         for schema, key, val in gs:
             subprocess.run(["gsettings", "set", schema, key, val], env=ENV, check=False)
         env = dict(ENV, XDG_SESSION_TYPE="wayland")
@@ -722,8 +766,10 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     res["diff_before_tab"] = diff_pixels(s3, s6, desk.MASK)
     mark_tab = settle()
     desk.key("Tab")
-    time.sleep(1.0)
-    shot("7-tab")
+    time.sleep(0.3)
+    s7 = shot("7-tab")
+    res["inline"] = inline_pixels(s3, s6, s7, desk.MASK)
+    time.sleep(0.7)
     res["accepting"] = [line.split("accepting", 1)[1].strip() for line in elines()[mark_tab:] if "accepting" in line]
     desk.type("!")
     time.sleep(0.8)

@@ -1,0 +1,206 @@
+// ghosttype's inline suggestion for GNOME Shell 45-51 (ES modules).
+//
+// GNOME Shell is the IBus panel: it receives the focused field's caret rectangle
+// (set-cursor-location, kept in the candidate popup's _dummyCursor) and draws
+// IBus's popup, a dark box under the caret.  This extension lets the ghosttype
+// engine draw its suggestion instead as grey text starting at the caret, on the
+// caret's line, with no box.  It owns a name on the session bus; the engine
+// sees the name (a handshake: the name's owner must also own org.gnome.Shell)
+// and then calls Show / Hide on it instead of sending IBus's auxiliary text.
+// Without this extension (disabled, removed, another desktop) the engine shows
+// IBus's popup as before.
+//
+// Show(text) answers whether the text is on screen and how many of its
+// characters are visible in full: nothing is drawn outside the focused window
+// (the text is cut with an ellipsis at its edge, and nothing is drawn when less
+// than MIN_ROOM_PX remain or the caret is not inside the window).  When the
+// text leaves the screen on its own (the focus or the caret moved, no room
+// left), the Hidden signal says so; it carries no text.  The text is never
+// logged or stored.
+
+import Clutter from 'gi://Clutter';
+import Gio from 'gi://Gio';
+import Pango from 'gi://Pango';
+import St from 'gi://St';
+
+import * as IBusManager from 'resource:///org/gnome/shell/misc/ibusManager.js';
+import {Extension, InjectionManager} from 'resource:///org/gnome/shell/extensions/extension.js';
+
+const BUS_NAME = 'org.freedesktop.IBus.GhostType.Shell';
+const OBJECT_PATH = '/org/freedesktop/IBus/GhostType/Shell';
+const INTERFACE = `<node>
+  <interface name="${BUS_NAME}">
+    <method name="Show">
+      <arg type="s" direction="in" name="text"/>
+      <arg type="b" direction="out" name="drawn"/>
+      <arg type="u" direction="out" name="chars"/>
+    </method>
+    <method name="Hide"/>
+    <signal name="Hidden"/>
+    <property name="Version" type="u" access="read"/>
+  </interface>
+</node>`;
+const VERSION = 1;
+
+// A grey that reads as a suggestion on light and dark fields.
+const GREY = '#8c8c8c';
+// Less room than this right of the caret (logical pixels): nothing is drawn.
+const MIN_ROOM_PX = 24;
+// Kept free at the window's right edge.
+const EDGE_PX = 4;
+// Text height as a share of the caret's height (a caret spans the line).
+const TEXT_OF_CARET = 0.82;
+
+class InlineGhost {
+    constructor(onHidden) {
+        this._onHidden = onHidden;
+        this._text = '';
+        const popup = IBusManager.getIBusManager()._candidatePopup;
+        const cursor = popup._dummyCursor;
+        // the caret in stage coordinates, as GNOME Shell places its popup (updated below); null: not
+        // reported since the focused window changed (another window's caret says nothing about this one)
+        this._caret = null;
+        this._label = new St.Label({reactive: false, visible: false});
+        this._label.clutter_text.ellipsize = Pango.EllipsizeMode.END;
+        this._measure = new St.Label({reactive: false, opacity: 0});
+        // beside the popup's caret actor: the input-method group (51), the UI group before; both at the stage's origin
+        cursor.get_parent().add_child(this._measure);
+        cursor.get_parent().add_child(this._label);
+        const ghost = this;
+        this._injections = new InjectionManager();
+        this._injections.overrideMethod(popup, '_setDummyCursorGeometry', original => function (x, y, w, h) {
+            original.call(this, x, y, w, h);
+            ghost._follow({x: Math.round(x), y: Math.round(y), width: Math.round(w), height: Math.round(h)});
+        });
+        this._focusId = global.display.connect('notify::focus-window', () => {
+            this._caret = null;
+            this._lost();
+        });
+        this._ibusFocusId = IBusManager.getIBusManager().connect('focus-out', () => this._lost());
+    }
+
+    destroy() {
+        this._injections.clear();
+        global.display.disconnect(this._focusId);
+        IBusManager.getIBusManager().disconnect(this._ibusFocusId);
+        this._label.destroy();
+        this._measure.destroy();
+        this._text = '';
+    }
+
+    show(text) {
+        this._text = text;
+        const chars = this._place();
+        if (chars === 0)
+            this.hide();
+        return chars;
+    }
+
+    hide() {
+        this._text = '';
+        this._label.text = '';
+        this._label.hide();
+    }
+
+    // Draws this._text at the caret; the number of characters visible in full (0: nothing drawn).
+    _place() {
+        const win = global.display.focus_window;
+        if (!this._text || !win || !this._caret)
+            return 0;
+        const caret = this._caret;
+        const frame = win.get_frame_rect();
+        // after a thin caret (GTK, Qt, browsers); on a terminal's block cursor, where the next character goes
+        const x = caret.width > 2 ? caret.x : caret.x + caret.width + 1;
+        const y = caret.y;
+        const h = caret.height;
+        const right = frame.x + frame.width - EDGE_PX;
+        if (h <= 0 || x < frame.x || x > right || y < frame.y || y + h > frame.y + frame.height)
+            return 0;
+        const room = right - x;
+        if (room < MIN_ROOM_PX)
+            return 0;
+        const scale = St.ThemeContext.get_for_stage(global.stage).scale_factor;
+        const style = `font-size: ${Math.max(6, Math.round(h * TEXT_OF_CARET / scale))}px; color: ${GREY};`;
+        this._label.set_style(style);
+        this._measure.set_style(style);
+        this._label.text = this._text;
+        this._label.set_width(-1);
+        const [, natural] = this._label.get_preferred_width(-1);
+        let chars = [...this._text].length;
+        if (natural > room) {
+            this._label.set_width(room);
+            chars = this._fitting(room);
+            if (chars === 0)
+                return 0;
+        }
+        const [, height] = this._label.get_preferred_height(-1);
+        this._label.set_position(x, Math.round(y + (h - height) / 2));
+        this._label.get_parent().set_child_above_sibling(this._label, null);
+        this._label.show();
+        return chars;
+    }
+
+    // How many leading characters fit in full before an ellipsis within ``room`` pixels.
+    _fitting(room) {
+        const chars = [...this._text];
+        this._measure.text = '\u2026';
+        const limit = room - this._measure.get_preferred_width(-1)[1];
+        let lo = 0, hi = chars.length;
+        while (lo < hi) {
+            const mid = Math.ceil((lo + hi) / 2);
+            this._measure.text = chars.slice(0, mid).join('');
+            if (this._measure.get_preferred_width(-1)[1] <= limit)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        this._measure.text = '';
+        return lo;
+    }
+
+    // The caret moved (the application redrew after a key): follow it, or hide when it no longer fits.
+    _follow(caret) {
+        this._caret = caret;
+        if (this._text && this._place() === 0)
+            this._lost();
+    }
+
+    _lost() {
+        if (!this._text)
+            return;
+        this.hide();
+        this._onHidden();
+    }
+}
+
+export default class GhostTypeExtension extends Extension {
+    enable() {
+        this._ghost = new InlineGhost(() => this._dbus?.emit_signal('Hidden', null));
+        this._dbus = Gio.DBusExportedObject.wrapJSObject(INTERFACE, this);
+        this._dbus.export(Gio.DBus.session, OBJECT_PATH);
+        this._nameId = Gio.bus_own_name_on_connection(Gio.DBus.session, BUS_NAME,
+            Gio.BusNameOwnerFlags.NONE, null, null);
+    }
+
+    disable() {
+        Gio.bus_unown_name(this._nameId);
+        this._dbus.unexport();
+        this._dbus = null;
+        this._ghost.destroy();
+        this._ghost = null;
+    }
+
+    // D-Bus methods (the engine's calls)
+    Show(text) {
+        const chars = this._ghost.show(text);
+        return [chars > 0, chars];
+    }
+
+    Hide() {
+        this._ghost.hide();
+    }
+
+    get Version() {
+        return VERSION;
+    }
+}

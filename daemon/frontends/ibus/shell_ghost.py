@@ -1,0 +1,265 @@
+"""The engine's end of the inline suggestion on GNOME: ghosttype's GNOME Shell
+extension (``gnome_shell/extension.js``), spoken to on the session bus with jeepney.
+
+The extension draws the suggestion as grey text at the caret instead of IBus's
+popup.  The handshake is the extension's bus name: :class:`ShellGhost` follows
+its owner (``NameOwnerChanged``) and takes it as present only while the same
+connection also owns ``org.gnome.Shell`` (the extension runs inside GNOME Shell
+and shares its connection), so no other program on the session bus can receive
+the suggestion by taking the name first.  While it is present the engine sends
+each suggestion to it alone, as a method call (never a broadcast signal), and
+shows no popup; when it goes (disabled, GNOME Shell restarted) the engine is
+told (``on_change``) and draws with the popup again.
+
+Nothing here waits for GNOME Shell: :meth:`ShellGhost.show` and
+:meth:`ShellGhost.hide` only write a message to the bus daemon, and the
+answers (``Show`` returns whether the text was drawn and how many of its
+characters are visible) arrive on this module's receiving thread.  Until the
+answer for the text now wanted has come back, that text does not count as
+drawn (:meth:`ShellGhost.drawn`), so Tab stays a Tab while nothing is on
+screen; a text that only drops characters typed through it keeps counting as
+drawn meanwhile (what was on screen still begins with it).  The ``Hidden``
+signal (the extension hid the text on its own: the focus or the caret moved)
+clears it as well.  The text is never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Callable, Optional
+
+from jeepney import DBusAddress, MatchRule, Message, MessageType, message_bus, new_method_call
+from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
+
+log = logging.getLogger(__name__)
+
+#: The extension's bus name, object and interface on the session bus (extension.js says the same).
+BUS_NAME = "org.freedesktop.IBus.GhostType.Shell"
+OBJECT_PATH = "/org/freedesktop/IBus/GhostType/Shell"
+SHELL_NAME = "org.gnome.Shell"
+_ADDRESS = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
+CALL_TIMEOUT_S = 2.0
+
+
+def text_follows_caret(surrounding: Optional[tuple[str, int, int]]) -> bool:
+    """Text other than blanks follows the caret on its line (False when the
+    field sends no surrounding text: terminals, Chromium)."""
+    if surrounding is None:
+        return False
+    text, cursor, _anchor = surrounding
+    return bool(text[cursor:].split("\n", 1)[0].strip())
+
+
+class ShellGhost:
+    """See the module docstring.  ``on_change()`` is called (on the receiving
+    thread) when the extension comes or goes, ``on_drawn(drawn, chars, total)``
+    when GNOME Shell answered for the text now wanted."""
+
+    def __init__(self, on_change: Callable[[], None] = lambda: None,
+                 on_drawn: Callable[[bool, int, int], None] = lambda d, c, t: None) -> None:
+        self._on_change = on_change
+        self._on_drawn = on_drawn
+        self._conn: Optional[DBusConnection] = None
+        self._lock = threading.Lock()
+        self._owners: dict[str, str] = {BUS_NAME: "", SHELL_NAME: ""}
+        self._wanted = ""  #: the text last sent with Show ("" after Hide)
+        self._serial = 0  #: the serial of that Show call
+        self._drawn = ""  #: what GNOME Shell confirmed is on screen now
+        self._await_caret = False  #: text was committed: the caret is not where GNOME Shell last heard
+        self._deferred = ""  #: what to show once the client says where its caret is
+        self._answer: Optional[tuple[str, int]] = None  #: GNOME Shell's answer for the text wanted: chars visible
+        self._waiting: Optional[tuple[str, Callable[[str], None]]] = None  #: who waits for that answer
+        self._thread: Optional[threading.Thread] = None
+
+    # -- set-up ---------------------------------------------------------------------
+
+    def start(self, bus: str = "SESSION") -> None:
+        """Connect to the session bus and learn whether the extension is there;
+        raises OSError (or ValueError, KeyError: no session bus) when it cannot."""
+        conn = open_dbus_connection(bus, auth_timeout=2.0)
+        for name in self._owners:
+            rule = MatchRule(type="signal", sender="org.freedesktop.DBus", interface="org.freedesktop.DBus",
+                             member="NameOwnerChanged")
+            rule.add_arg_condition(0, name)
+            self._blocking_call(conn, new_method_call(message_bus, "AddMatch", "s", (rule.serialise(),)))
+        hidden = MatchRule(type="signal", sender=BUS_NAME, interface=BUS_NAME, member="Hidden", path=OBJECT_PATH)
+        self._blocking_call(conn, new_method_call(message_bus, "AddMatch", "s", (hidden.serialise(),)))
+        for name in self._owners:
+            reply = self._blocking_call(conn, new_method_call(message_bus, "GetNameOwner", "s", (name,)))
+            self._owners[name] = reply.body[0] if reply.header.message_type == MessageType.method_return else ""
+        self._conn = conn
+        self._thread = threading.Thread(target=self._receive, name="shell-ghost", daemon=True)
+        self._thread.start()
+        log.info("GNOME Shell extension %s", "present: suggestions are drawn inline" if self.present
+                 else "absent: suggestions use IBus's popup")
+
+    @staticmethod
+    def _blocking_call(conn: DBusConnection, msg: Message) -> Message:
+        """A call during start(), before the receiving thread runs."""
+        serial = next(conn.outgoing_serial)
+        conn.send(msg, serial=serial)
+        while True:
+            reply = conn.receive(timeout=CALL_TIMEOUT_S)
+            if reply.header.fields.get(5) == serial:  # HeaderFields.reply_serial
+                return reply
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    @property
+    def present(self) -> bool:
+        """The extension answers on the bus, from inside GNOME Shell."""
+        with self._lock:
+            return self._present()
+
+    def _present(self) -> bool:
+        owner = self._owners[BUS_NAME]
+        return bool(owner) and owner == self._owners[SHELL_NAME] and self._conn is not None
+
+    # -- the display (any thread; never waits) ------------------------------------
+
+    def draw(self, text: str, surrounding: Optional[tuple[str, int, int]] = None) -> None:
+        """Show ``text`` at the caret ("" hides it).  Nothing is drawn where
+        the field's ``surrounding`` text (text, cursor, anchor) has more than
+        blanks after the caret on its line: the suggestion would cover it."""
+        if text and not text_follows_caret(surrounding):
+            self.show(text)
+        else:
+            self.hide()
+
+    def caret_pending(self) -> None:
+        """Text is being committed: the caret moves, and GNOME Shell hears where
+        only when the client reports it (Firefox: at its next key).  Until then
+        nothing is drawn: it would stand where the caret was, over the text."""
+        with self._lock:
+            self._await_caret = True
+
+    def caret_moved(self) -> None:
+        """The client reported its caret (GNOME Shell's panel hears it too)."""
+        with self._lock:
+            self._await_caret = False
+            text, self._deferred = self._deferred, ""
+        if text:
+            self.show(text)
+
+    def show(self, text: str) -> None:
+        with self._lock:
+            conn = self._conn
+            if conn is None or not self._present():  # the text goes to GNOME Shell only
+                return
+            if self._waiting is not None and self._waiting[0] != text:
+                self._waiting = None  # a newer text: nobody hears of the older one
+            if self._await_caret:
+                self._deferred, self._drawn, self._answer = text, "", None
+                return
+            if not (self._drawn and self._drawn.endswith(text)):
+                self._drawn, self._answer = "", None  # on screen only once GNOME Shell says so
+            else:
+                self._drawn, self._answer = text, (text, len(text))  # typed through: what is drawn begins with it
+            self._wanted = text
+            self._serial = next(conn.outgoing_serial)
+            serial = self._serial
+        self._send(conn, new_method_call(_ADDRESS, "Show", "s", (text,)), serial)
+
+    def hide(self) -> None:
+        with self._lock:
+            conn = self._conn
+            self._deferred, self._answer, self._waiting = "", None, None
+            if conn is None or (not self._wanted and not self._drawn):
+                return
+            self._wanted = self._drawn = ""
+            self._serial = next(conn.outgoing_serial)
+            serial = self._serial
+        self._send(conn, new_method_call(_ADDRESS, "Hide"), serial)
+
+    @staticmethod
+    def _send(conn: DBusConnection, msg: Message, serial: int) -> None:
+        try:
+            conn.send(msg, serial=serial)
+        except OSError as e:
+            log.warning("cannot reach GNOME Shell's extension: %s", type(e).__name__)
+
+    def when_drawn(self, text: str, drawn: Callable[[str], None]) -> None:
+        """``drawn`` hears, once GNOME Shell has answered for ``text`` (at once
+        if it has), the part of it visible in full ("" when nothing was drawn);
+        not at all when a newer text or a hide comes first."""
+        with self._lock:
+            answer = self._answer
+            if answer is None or answer[0] != text:
+                if text in (self._wanted, self._deferred):
+                    self._waiting = (text, drawn)
+                    return
+                answer = (text, 0)  # not sent: nothing of it is drawn (mid-line, no extension)
+        drawn(text[:answer[1]])
+
+    def drawn(self, text: str) -> bool:
+        """``text`` is what GNOME Shell confirmed is on screen now."""
+        with self._lock:
+            return bool(text) and self._drawn == text
+
+    # -- the receiving thread -----------------------------------------------------
+
+    def _receive(self) -> None:
+        conn = self._conn
+        while conn is not None:
+            try:
+                msg = conn.receive()
+            except ReceiveStopped:
+                break
+            except (OSError, EOFError, ValueError) as e:
+                if self._conn is None:  # close()
+                    break
+                log.warning("lost the session bus (%s): suggestions use IBus's popup", type(e).__name__)
+                with self._lock:
+                    self._conn = None
+                    self._drawn = ""
+                self._on_change()
+                break
+            self._dispatch(msg)
+
+    def _dispatch(self, msg: Message) -> None:
+        kind, fields = msg.header.message_type, msg.header.fields
+        if kind == MessageType.signal:
+            member = fields.get(3, "")
+            if member == "NameOwnerChanged" and msg.body and msg.body[0] in self._owners:
+                with self._lock:
+                    before = self._present()
+                    self._owners[msg.body[0]] = msg.body[2]
+                    now = self._present()
+                    if not now:
+                        self._drawn = self._wanted = ""
+                if before != now:
+                    log.info("GNOME Shell extension %s", "appeared: suggestions are drawn inline" if now
+                             else "gone: suggestions use IBus's popup")
+                    self._on_change()
+            elif member == "Hidden":
+                with self._lock:
+                    if fields.get(7) != self._owners[BUS_NAME]:  # HeaderFields.sender
+                        return
+                    self._drawn = ""
+                log.debug("GNOME Shell hid the suggestion (focus or caret moved)")
+            return
+        if kind not in (MessageType.method_return, MessageType.error):
+            return
+        with self._lock:
+            if fields.get(5) != self._serial or not self._wanted:  # an answer to an older call
+                return
+            ok = kind == MessageType.method_return and msg.body and bool(msg.body[0])
+            chars = int(msg.body[1]) if ok else 0
+            text, total = self._wanted, len(self._wanted)
+            self._drawn = text if ok else ""
+            self._answer = (text, chars)
+            waiting, self._waiting = self._waiting, None
+        if ok:
+            log.debug("GNOME Shell drew the suggestion (%d of %d chars in full)", chars, total)
+        else:
+            log.debug("GNOME Shell did not draw the suggestion (%s)",
+                      "no room at the caret" if kind == MessageType.method_return else "the call failed")
+        self._on_drawn(bool(ok), chars, total)
+        if waiting is not None and waiting[0] == text:
+            waiting[1](text[:chars])

@@ -1,0 +1,258 @@
+"""The engine's link to ghosttype's GNOME Shell extension (:mod:`daemon.frontends.ibus.shell_ghost`)
+over a private ``dbus-daemon``: the handshake (the extension's name counts only while GNOME Shell's
+own connection owns it), the suggestion going to it alone, what counts as drawn, and the engine
+(real engine, controller and link, started as ``ghosttype ibus run`` starts it) drawing with it
+instead of IBus's popup, taking Tab only for a suggestion GNOME Shell drew.
+
+GNOME Shell's side is a second connection that owns ``org.gnome.Shell`` and, like the extension
+running inside GNOME Shell, the extension's name on the same connection, and answers ``Show`` the
+way extension.js does.  The extension itself runs in GNOME Shell 51 in the desktop tier
+(tests/desktop).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from jeepney import DBusAddress, MessageType, new_method_call, new_method_return, new_signal
+from jeepney.io.threading import ReceiveStopped, open_dbus_connection
+
+from daemon.frontends.ibus.shell_ghost import BUS_NAME, OBJECT_PATH, SHELL_NAME, ShellGhost, text_follows_caret
+from daemon.frontends.ibus.service import start_shell_ghost
+from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
+from tests.daemon.test_ibus_engine import ESC, TAB, Rig, press, type_text
+
+_DBUS = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")
+
+
+def wait_until(pred, timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+class Peer:
+    """A connection owning ``names``; answers Show with ``drawn`` and records every call it gets."""
+
+    def __init__(self, address: str, names: tuple[str, ...]) -> None:
+        self.conn = open_dbus_connection(address)
+        self.calls: list[tuple[str, tuple]] = []
+        self.drawn = True
+        self.visible: int | None = None  #: characters visible in full (cut with an ellipsis); None: all
+        self._replies: dict[int, object] = {}
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        for name in names:
+            self.call("RequestName", "su", (name, 0))
+
+    def call(self, member: str, signature: str, body: tuple):
+        serial = next(self.conn.outgoing_serial)
+        self.conn.send(new_method_call(_DBUS, member, signature, body), serial=serial)
+        assert wait_until(lambda: serial in self._replies), f"no answer to {member}"
+        return self._replies.pop(serial)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                msg = self.conn.receive()
+            except (ReceiveStopped, OSError, EOFError, ValueError):
+                return
+            kind = msg.header.message_type
+            if kind in (MessageType.method_return, MessageType.error):
+                self._replies[msg.header.fields.get(5)] = msg
+            elif kind == MessageType.method_call:
+                member = msg.header.fields.get(3)
+                self.calls.append((member, msg.body))
+                if member == "Show":
+                    n = len(msg.body[0]) if self.visible is None else self.visible
+                    self.conn.send(new_method_return(msg, "bu", (self.drawn, n if self.drawn else 0)))
+                else:
+                    self.conn.send(new_method_return(msg))
+
+    def hidden(self) -> None:
+        self.conn.send(new_signal(DBusAddress(OBJECT_PATH, interface=BUS_NAME), "Hidden"))
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@pytest.fixture
+def ghost(bus_address):
+    events = {"changes": 0, "drawn": []}
+    g = ShellGhost(on_change=lambda: events.__setitem__("changes", events["changes"] + 1),
+                   on_drawn=lambda d, c, t: events["drawn"].append((d, c, t)))
+    g.events = events
+    yield g
+    g.close()
+
+
+def test_the_extension_counts_only_inside_gnome_shell_and_an_impostor_never_gets_the_text(bus_address, ghost):
+    impostor = Peer(bus_address, (BUS_NAME,))  # takes the extension's name first, on a connection of its own
+    shell = Peer(bus_address, (SHELL_NAME,))
+    try:
+        ghost.start(bus_address)
+        assert not ghost.present
+        ghost.draw("tor that allows")
+        time.sleep(0.3)
+        assert impostor.calls == [] and shell.calls == []
+        assert not ghost.drawn("tor that allows")
+    finally:
+        impostor.close()
+        shell.close()
+
+
+def test_a_suggestion_counts_as_drawn_once_gnome_shell_says_so_and_hiding_clears_it(bus_address, ghost):
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    try:
+        ghost.start(bus_address)
+        assert ghost.present
+        ghost.draw("tor that allows")
+        assert wait_until(lambda: ghost.drawn("tor that allows"))
+        assert shell.calls == [("Show", ("tor that allows",))]
+        assert ghost.events["drawn"] == [(True, 15, 15)]
+        ghost.draw("or that allows")  # its first character typed: what is drawn still begins with it
+        assert ghost.drawn("or that allows")
+        ghost.draw("")
+        assert not ghost.drawn("or that allows")
+        assert wait_until(lambda: shell.calls[-1] == ("Hide", ()))
+    finally:
+        shell.close()
+
+
+def test_nothing_counts_as_drawn_when_gnome_shell_had_no_room(bus_address, ghost):
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    shell.drawn = False
+    try:
+        ghost.start(bus_address)
+        ghost.draw("tor that allows")
+        assert wait_until(lambda: ghost.events["drawn"] == [(False, 0, 15)])
+        assert not ghost.drawn("tor that allows")
+    finally:
+        shell.close()
+
+
+def test_hidden_by_gnome_shell_and_the_extension_going_away_are_followed(bus_address, ghost):
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    try:
+        ghost.start(bus_address)
+        ghost.draw("tor")
+        assert wait_until(lambda: ghost.drawn("tor"))
+        shell.hidden()  # the focus or the caret moved
+        assert wait_until(lambda: not ghost.drawn("tor"))
+        ghost.draw("tor")
+        assert wait_until(lambda: ghost.drawn("tor"))
+        shell.call("ReleaseName", "s", (BUS_NAME,))  # the extension was disabled
+        assert wait_until(lambda: not ghost.present)
+        assert ghost.events["changes"] == 1
+        assert not ghost.drawn("tor")
+        calls = len(shell.calls)
+        ghost.draw("tor")
+        time.sleep(0.3)
+        assert len(shell.calls) == calls  # nothing goes to a name GNOME Shell no longer owns
+    finally:
+        shell.close()
+
+
+def test_nothing_is_drawn_over_text_after_the_caret_on_its_line(bus_address, ghost):
+    assert text_follows_caret(("ab cd", 2, 2))
+    assert not text_follows_caret(("ab   \nnext line", 2, 2))
+    assert not text_follows_caret(None)  # no surrounding text (terminals): the end of the line is assumed
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    try:
+        ghost.start(bus_address)
+        ghost.draw("tor", ("text ed and more", 7, 7))
+        time.sleep(0.3)
+        assert shell.calls == [] and not ghost.drawn("tor")
+    finally:
+        shell.close()
+
+
+# ---- the engine with the extension: the real engine, controller and link; IBus itself is recorded ----
+
+
+@pytest.fixture
+def gnome(bus_address, monkeypatch):
+    """An engine on GNOME (client ``gnome-shell``: the popup is the display without the extension) whose
+    link to the extension starts the way ``ghosttype ibus run`` starts it, on this private session bus."""
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus_address)
+    rig = Rig()
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    link = start_shell_ghost(rig.frontend)
+    assert wait_until(lambda: rig.frontend.shell is not None and rig.frontend.shell.present)
+    engine, out = rig.engine(client="gnome-shell")
+    yield rig, shell, engine, out
+    link.close()
+    shell.close()
+
+
+def test_on_gnome_the_extension_draws_the_suggestion_instead_of_the_popup_and_tab_inserts_it(gnome):
+    rig, shell, engine, out = gnome
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    assert shell.calls == [("Show", ("lo world",))]
+    assert out.aux == "" and out.preedit == ""  # never both
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo world"]
+    assert wait_until(lambda: shell.calls[-1] == ("Hide", ()))
+
+
+def test_tab_and_esc_reach_the_application_while_gnome_shell_has_not_drawn_the_suggestion(gnome):
+    rig, shell, engine, out = gnome
+    shell.drawn = False  # no room at the caret
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: shell.calls == [("Show", ("lo world",))])
+    time.sleep(0.2)
+    assert press(engine, TAB) is False
+    assert out.committed == [] and out.aux == ""
+    shell.drawn = True
+    type_text(engine, "l")
+    rig.deliver("o world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("o world"))
+    assert press(engine, ESC) is True  # drawn: Esc dismisses it
+
+
+def test_when_the_extension_goes_the_suggestion_moves_to_the_popup(gnome):
+    rig, shell, engine, out = gnome
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    shell.call("ReleaseName", "s", (BUS_NAME,))  # the user switched it off
+    assert wait_until(lambda: out.aux == "lo world")
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo world"]
+
+
+def test_after_tab_the_next_suggestion_waits_for_the_clients_new_caret(gnome):
+    """A commit moves the caret; GNOME Shell learns where only from the client (Firefox: at its next key).
+    The next suggestion is drawn once the client has said where its caret is, never where it was."""
+    rig, shell, engine, out = gnome
+    type_text(engine, "Say hel")
+    rig.deliver("lo")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo"))
+    assert press(engine, TAB) is True
+    rig.deliver(" world")
+    time.sleep(0.3)
+    assert ("Show", (" world",)) not in shell.calls and not rig.frontend.shell.drawn(" world")
+    engine.set_cursor_location(120, 40, 0, 18)
+    assert wait_until(lambda: rig.frontend.shell.drawn(" world"))
+    assert shell.calls[-1] == ("Show", (" world",))
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo", " world"]
+
+
+def test_where_gnome_shell_cut_the_suggestion_at_the_windows_edge_tab_inserts_what_is_visible(gnome):
+    rig, shell, engine, out = gnome
+    shell.visible = 3  # "lo " and an ellipsis fit before the window's edge
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    assert wait_until(lambda: rig.frontend.armed)
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo "]

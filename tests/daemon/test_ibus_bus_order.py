@@ -26,7 +26,7 @@ from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
 from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.bus import IBusService
-from daemon.frontends.ibus.engine import IBusFrontend
+from daemon.frontends.ibus.frontend import IBusFrontend
 from tests.daemon.fakes import ManualWorker
 
 

@@ -10,7 +10,9 @@ from daemon.config import Config
 from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
 from daemon.frontends.ibus import wire
-from daemon.frontends.ibus.engine import TEXT_WAIT_KEYS, GHOST_COLOUR, PROP_ENABLED, PROP_PAUSED, PROP_STATUS, IBusFrontend, app_from_client, continues
+from daemon.frontends.ibus.engine import GHOST_COLOUR, TEXT_WAIT_KEYS, app_from_client, continues, new_engine
+from daemon.frontends.ibus.frontend import IBusFrontend
+from daemon.frontends.ibus.menu import PROP_ENABLED, PROP_PAUSED, PROP_STATUS
 from tests.daemon.fakes import ManualWorker
 
 TAB, ESC, LEFT, RIGHT, BACKSPACE = 0xFF09, 0xFF1B, 0xFF51, 0xFF53, 0xFF08
@@ -70,7 +72,7 @@ class Rig:
         decides); with ``caps=REPORTS_TEXT`` the field is unidentified, its
         keys held, until its text is reported."""
         out = RecordingOutput()
-        engine = self.frontend.new_engine(out)
+        engine = new_engine(self.frontend, out)
         engine.set_capabilities(caps)
         engine.focus_in("/org/freedesktop/IBus/InputContext_1", client)
         return engine, out
@@ -382,7 +384,7 @@ def test_a_result_arriving_during_a_focus_switch_paints_nowhere(rig):
     type_text(first, "Say hel")
     rid, _ = rig.worker.last
     second = RecordingOutput()
-    engine2 = rig.frontend.new_engine(second)
+    engine2 = new_engine(rig.frontend, second)
     real_on_focus = rig.controller.on_focus
 
     def on_focus_with_a_result_racing_in(*args, **kwargs):

@@ -26,7 +26,7 @@ from daemon.config import Config
 from daemon.controller import Controller
 from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.bus import ENGINE_PATH_PREFIX, IBusService, ibus_address
-from daemon.frontends.ibus.engine import IBusFrontend
+from daemon.frontends.ibus.frontend import IBusFrontend
 from daemon.frontends.ibus.service import ENGINE_NAME, component
 from tests import needs
 from tests.daemon.fakes import ManualWorker

@@ -46,7 +46,8 @@ from jeepney import DBusAddress, Message, MessageType, message_bus, new_error, n
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
 
 from daemon.frontends.ibus import wire
-from daemon.frontends.ibus.engine import Engine, IBusFrontend
+from daemon.frontends.ibus.engine import Engine, new_engine
+from daemon.frontends.ibus.frontend import IBusFrontend
 
 log = logging.getLogger(__name__)
 
@@ -329,7 +330,7 @@ class IBusService:
 
     def _create_engine(self, name: str) -> tuple[str, tuple]:
         path = f"{ENGINE_PATH_PREFIX}{next(self._ids)}"
-        self._engines[path] = self._frontend.new_engine(EngineSignals(self._conn, path))
+        self._engines[path] = new_engine(self._frontend, EngineSignals(self._conn, path))
         log.info("engine created (%d alive)", len(self._engines))
         return "o", (path,)
 

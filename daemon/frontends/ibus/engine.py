@@ -1,14 +1,8 @@
 """The IBus engine's state machine, free of D-Bus.
 
 ibus-daemon creates one engine object per input context (roughly: per
-toplevel window of each application) and tells the engine which one has focus.
-:class:`IBusFrontend` is the one object per process that the shared
-:class:`~daemon.controller.Controller` talks to: it is the controller's
-:class:`~daemon.controller.UiSink` (show / hide / status), its
-:class:`~daemon.controller.ports.TextInjector` (commit) and its
-:class:`~daemon.controller.ports.KeySuppressor` (while a suggestion is visible the
-accept keys are consumed instead of passed on).  Everything it shows or
-commits goes to the focused :class:`Engine` only.
+toplevel window of each application) and tells the engine which one has focus
+(the controller's side of that is :class:`~daemon.frontends.ibus.frontend.IBusFrontend`).
 
 :class:`Engine` turns the calls ibus-daemon makes on one engine object (keys,
 focus, surrounding text, content type, reset, property clicks) into controller
@@ -72,35 +66,30 @@ Rules worth knowing:
   Wayland names every client ``gnome-shell``, so there it cannot apply).
 
 Threads: ibus calls arrive on the D-Bus thread; results arrive on the worker
-thread through the sink.  The frontend's own lock guards only which engine is
-focused and whether keys are armed, and is never held while calling the
-controller (which may call back into the sink).
+thread through the sink.
 """
 
 from __future__ import annotations
 
 import collections
-import itertools
 import logging
 import threading
-from typing import Callable, Optional, Protocol
+from typing import Optional
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, Drawn, event_spec
-from daemon.controller.ports import FocusState, Rect
+from daemon.controller.ports import FocusState
 from daemon.frontends.ibus import menu, wire
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
     _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
 )
+from daemon.frontends.ibus.frontend import EngineOutput, IBusFrontend
 from daemon.frontends.ibus.keys import key_event
 
 log = logging.getLogger(__name__)
 
 #: Colour of the suggestion drawn as preedit (0xRRGGBB), where the toolkit honours it.
 GHOST_COLOUR = 0x808080
-PROP_ENABLED = "ghosttype.enabled"
-PROP_PAUSED = "ghosttype.paused"
-PROP_STATUS = "ghosttype.status"
 #: Keys of an unidentified field kept for the controller (the oldest go first;
 #: a report of the field's text replaces them soon in every client seen).
 HELD_KEYS = 256
@@ -109,148 +98,6 @@ HELD_KEYS = 256
 #: sends none): its keys go on and ``unknown_fields`` decides.  Clients that
 #: report text do so a key or two late at most (Firefox on KWin).
 TEXT_WAIT_KEYS = 8
-
-
-class EngineOutput(Protocol):
-    """The signals of one engine object (sent by the D-Bus layer)."""
-
-    def commit_text(self, text: str) -> None: ...
-
-    def update_preedit(self, text: str, attrs: list[wire.Attribute], cursor: int, visible: bool) -> None: ...
-
-    def update_auxiliary(self, text: str, visible: bool) -> None: ...
-
-    def register_properties(self, props: list[wire.Property]) -> None: ...
-
-    def update_property(self, prop: wire.Property) -> None: ...
-
-    def require_surrounding_text(self) -> None: ...
-
-
-class IBusFrontend:
-    """The controller's sink, injector and key suppressor; see the module docstring.
-
-    Construct, build the :class:`Controller` with this object as ``sink``,
-    ``injector`` and ``suppressor``, then :meth:`attach`.
-    """
-
-    #: Swallowed accept keys never reach a key listener here (the engine
-    #: consumed them), so the controller must not wait for an echo of them.
-    listener_sees_swallowed = False
-    #: Committed text does not come back as key events.
-    echoes = False
-
-    def __init__(self, prediction_hint: bool = False) -> None:
-        self._lock = threading.Lock()
-        self._focused: Optional[Engine] = None
-        self._engines: list[Engine] = []
-        self._on_accept: Optional[Callable[[str], None]] = None
-        self._status: tuple[str, str] = ("loading", "")
-        self._field_ids = itertools.count(1)
-        self.controller: Optional[Controller] = None
-        self.prediction_hint = prediction_hint
-        #: whether a panel (GNOME Shell, ibus-ui-gtk3) draws the popup; None
-        #: until the D-Bus layer knows (then a panel is assumed)
-        self.panel: Optional[bool] = None
-        self.shell = None  #: a ShellGhost once the session bus is reached (shell_ghost)
-        #: what "Off in <application>" and "Settings..." do (``daemon.frontends.ibus.menu``)
-        self.actions = None
-
-    def attach(self, controller: Controller) -> None:
-        self.controller = controller
-
-    def new_engine(self, output: EngineOutput) -> "Engine":
-        engine = Engine(self, output)
-        with self._lock:
-            self._engines.append(engine)
-        return engine
-
-    def drop_engine(self, engine: "Engine") -> None:
-        with self._lock:
-            if engine in self._engines:
-                self._engines.remove(engine)
-        engine.focus_out()
-
-    def next_field_id(self) -> int:
-        return next(self._field_ids)
-
-    @property
-    def focused(self) -> Optional["Engine"]:
-        with self._lock:
-            return self._focused
-
-    def set_focused(self, engine: Optional["Engine"]) -> Optional["Engine"]:
-        with self._lock:
-            previous, self._focused = self._focused, engine
-            return previous
-
-    def unfocus(self, engine: "Engine") -> bool:
-        with self._lock:
-            if self._focused is engine:
-                self._focused = None
-                return True
-            return False
-
-    @property
-    def armed(self) -> bool:
-        with self._lock:
-            return self._on_accept is not None
-
-    def accept(self, spec: str) -> None:
-        """The focused engine consumed an armed accept key."""
-        with self._lock:
-            on_accept = self._on_accept
-        if on_accept is not None:
-            on_accept(spec)
-
-    @property
-    def status(self) -> tuple[str, str]:
-        return self._status
-
-    # -- UiSink (any thread; the controller may hold its lock) ------------------------
-
-    def show(self, text: str, caret: Optional[Rect], look: object = None, drawn: Optional[Drawn] = None) -> None:
-        engine = self.focused
-        if engine is not None:
-            engine.display(text, drawn)
-
-    def hide(self) -> None:
-        engine = self.focused
-        if engine is not None:
-            engine.display("")
-
-    def set_status(self, state: str, message: str) -> None:
-        self._status = (state, message)
-        with self._lock:
-            engines = list(self._engines)
-        for engine in engines:
-            engine.publish_properties(update=True)
-
-    # -- TextInjector -----------------------------------------------------------------
-
-    def type_text(self, text: str) -> None:
-        engine = self.focused
-        if engine is None:
-            raise RuntimeError("no focused input context to commit to")
-        if self.shell is not None:
-            self.shell.caret_pending()  # draw the next suggestion where the caret goes
-        engine.output.commit_text(text)
-
-    # -- KeySuppressor ----------------------------------------------------------------
-
-    def arm(self, on_key: Callable[[str], None]) -> None:
-        with self._lock:
-            self._on_accept = on_key
-
-    def disarm(self) -> None:
-        with self._lock:
-            self._on_accept = None
-
-    def set_keys(self, keys) -> None:
-        """Nothing to grab: the engine reads the accept keys from the config at each key."""
-
-    def close(self) -> None:
-        self.disarm()
 
 
 class Engine:
@@ -511,9 +358,9 @@ class Engine:
     def property_activate(self, name: str, state: int) -> None:
         controller = self.controller
         checked = state == wire.PROP_STATE_CHECKED
-        if name == PROP_ENABLED:
+        if name == menu.PROP_ENABLED:
             controller.set_enabled(checked)
-        elif name == PROP_PAUSED:
+        elif name == menu.PROP_PAUSED:
             controller.set_paused(checked)
         elif menu.activate(self.frontend.actions, self.app_id(), name):
             self.publish_properties(update=False)
@@ -610,16 +457,16 @@ class Engine:
             return
         st = controller.state()
         status, message = self.frontend.status
-        props = [
-            wire.Property(PROP_ENABLED, "Suggestions enabled", type=wire.PROP_TYPE_TOGGLE,
-                          state=wire.PROP_STATE_CHECKED if st.enabled else wire.PROP_STATE_UNCHECKED),
-            wire.Property(PROP_PAUSED, "Paused", type=wire.PROP_TYPE_TOGGLE,
-                          state=wire.PROP_STATE_CHECKED if st.paused else wire.PROP_STATE_UNCHECKED),
-            wire.Property(PROP_STATUS, f"ghosttype: {status}" + (f" ({message})" if message else ""),
-                          sensitive=False),
-        ] + menu.properties(self.frontend.actions, self.app_id())
+        props = menu.entries(st.enabled, st.paused, *self.frontend.status, self.frontend.actions, self.app_id())
         if update:
             for p in props:
                 self.output.update_property(p)
         else:
             self.output.register_properties(props)
+
+
+def new_engine(frontend: IBusFrontend, output: EngineOutput) -> Engine:
+    """A new engine object on ``frontend`` (ibus-daemon's CreateEngine)."""
+    engine = Engine(frontend, output)
+    frontend.add_engine(engine)
+    return engine

@@ -1,5 +1,5 @@
-"""The input-source menu's entries beyond on/off, pause and the status
-(GNOME's keyboard indicator, the IBus panel): "Off in <application>" for
+"""The input-source menu (GNOME's keyboard indicator, the IBus panel): on/off,
+pause and the status line, then "Off in <application>" for
 the application of the engine that registers them (the focused one), and
 "Settings...".  What they do is a :class:`daemon.user_actions.UserActions`'s
 job; without one (tests of the engine alone) the menu has neither."""
@@ -11,8 +11,23 @@ from typing import Optional
 from daemon.frontends.ibus import wire
 from daemon.user_actions import UserActions
 
+PROP_ENABLED = "ghosttype.enabled"
+PROP_PAUSED = "ghosttype.paused"
+PROP_STATUS = "ghosttype.status"
 PROP_OFF_IN_APP = "ghosttype.off_in_app"
 PROP_SETTINGS = "ghosttype.settings"
+
+
+def entries(enabled: bool, paused: bool, status: str, message: str, actions: Optional[UserActions],
+            app: str) -> list[wire.Property]:
+    """The whole menu: on/off, pause, the status line, then :func:`properties`."""
+    return [
+        wire.Property(PROP_ENABLED, "Suggestions enabled", type=wire.PROP_TYPE_TOGGLE,
+                      state=wire.PROP_STATE_CHECKED if enabled else wire.PROP_STATE_UNCHECKED),
+        wire.Property(PROP_PAUSED, "Paused", type=wire.PROP_TYPE_TOGGLE,
+                      state=wire.PROP_STATE_CHECKED if paused else wire.PROP_STATE_UNCHECKED),
+        wire.Property(PROP_STATUS, f"ghosttype: {status}" + (f" ({message})" if message else ""), sensitive=False),
+    ] + properties(actions, app)
 
 
 def properties(actions: Optional[UserActions], app: str) -> list[wire.Property]:

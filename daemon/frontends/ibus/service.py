@@ -28,7 +28,7 @@ from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller
 from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
-from daemon.frontends.ibus.engine import IBusFrontend
+from daemon.frontends.ibus.frontend import IBusFrontend
 from daemon.frontends.ibus import shell_extension
 from daemon.frontends.ibus.shell_ghost import ShellGhost
 from daemon.logsetup import set_level, setup_logging

@@ -21,12 +21,11 @@ from typing import Any, Callable, Optional, Sequence
 
 from daemon.cpc.suggestion import BeamParams
 from daemon.evaluation.simulate import UserRun, simulate_user
+from daemon.evaluation.user_policy import MAX_WRONG_PER_100, most_saved
 
 #: The grid the written values come from.
 THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8)
 CONTINUE_MIN_PROBS = (0.05, 0.1, 0.2, 0.4)
-#: Wrong suggestions per 100 keystrokes a user is asked to bear at most.
-MAX_WRONG_PER_100 = 15.0
 
 
 @dataclass(frozen=True)
@@ -41,14 +40,11 @@ class Trial:
 
 def best_trial(trials: Sequence[Trial], max_wrong: float = MAX_WRONG_PER_100) -> Trial:
     """The trial that saves the most keystrokes within ``max_wrong`` wrong
-    suggestions per 100 keystrokes (fewer wrong ones break ties); when none
-    is within, the one with the fewest wrong suggestions."""
+    suggestions per 100 keystrokes; when none is within, the one with the
+    fewest wrong suggestions (the rule of :mod:`daemon.evaluation.user_policy`)."""
     if not trials:
         raise ValueError("no trials to choose from")
-    within = [t for t in trials if t.run.wrong_per_100 <= max_wrong]
-    if within:
-        return max(within, key=lambda t: (t.run.saved, -t.run.wrong_per_100))
-    return min(trials, key=lambda t: (t.run.wrong_per_100, -t.run.saved))
+    return most_saved([(t.run, t) for t in trials], max_wrong)[1]
 
 
 def closest(value: float, grid: Sequence[float]) -> float:

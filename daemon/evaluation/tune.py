@@ -24,7 +24,7 @@ from daemon.evaluation.simulate import UserRun, simulate_user
 from daemon.evaluation.user_policy import MAX_WRONG_PER_100, most_saved
 
 #: The grid the written values come from.
-THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8)
+THRESHOLDS = (0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
 CONTINUE_MIN_PROBS = (0.05, 0.1, 0.2, 0.4)
 
 

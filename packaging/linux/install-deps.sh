@@ -11,6 +11,8 @@
 # Firefox ESR, Chromium, mousepad (GTK 3) and dunst, a desktop notification
 # server; openssl, which signs a certificate for the served-model TLS test;
 # cmake and libssl-dev, to build llama.cpp's server with TLS for those tests).
+# mount: the IBus system-install tests mount a tmpfs in a private mount namespace (Debian sid no
+# longer installs it with the base system).
 # Python packages are installed by pip, not here.
 # IBus itself (ibus) is the input-method framework the `ghosttype ibus` engine
 # plugs into.
@@ -27,7 +29,7 @@ test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst
   ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell dconf-service libglib2.0-bin
-  openssl cmake libssl-dev
+  openssl cmake libssl-dev mount
 )
 
 packages=("${runtime[@]}" "${build[@]}")

@@ -159,7 +159,7 @@ def test_gnome_wayland_preedit_and_tab(session_user):
 
 
 @pytest.mark.timeout(TEST_TIMEOUT_S)
-def test_gnome_wayland_auto_display_uses_the_popup_and_tab_commits(session_user):
+def test_gnome_wayland_auto_display_shows_no_preedit_and_tab_commits(session_user):
     result = run_session(session_user, "auto")
     assert result.get("ok"), f"{result.get('error')} after {result.get('steps')}\n{result['_debug']}"
     assert result["preedits"] == 0  # shown in GNOME's popup, not as (colourless) preedit

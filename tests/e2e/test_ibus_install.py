@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from daemon.frontends.ibus import shell_extension
+
 from tests.e2e.ibus_desktop import ROOT, ibus_installed_desktop, wait_for_preedit  # noqa: F401  (fixture)
 from tests.e2e.xserver import wait_until, xvfb  # noqa: F401  (fixture)
 
@@ -33,6 +35,9 @@ def test_installed_engine_is_listed_started_by_ibus_and_suggests(ibus_installed_
     ghost = wait_for_preedit(app)
     desktop.key("Tab")
     assert wait_until(lambda: app.field()["text"] == "The quick brown fox jumps over the la" + ghost, timeout=10)
+    extension = shell_extension.target(False, desktop.env)  # installed where GNOME Shell's settings are
+    had_extension = extension.exists()
     out = ghosttype(desktop, "ibus", "uninstall")
-    assert out.returncode == 0 and out.stdout.count("removed") == 2
+    assert out.returncode == 0 and out.stdout.count("removed") == 2 + had_extension, out.stdout
+    assert not extension.exists()
     assert "[warn] IBus engine: not installed" in ghosttype(desktop, "ibus", "status").stdout

@@ -129,6 +129,8 @@ def test_the_next_key_in_a_word_starts_from_the_last_covering(llama_server, engi
         assert reusing.reused == 0 and reusing.covering_tokens == fresh_covering
 
 
+@pytest.mark.skipif("llama-server" not in engines_under_test(),
+                    reason="GHOSTTYPE_SERVED_ENGINES leaves llama.cpp's own server out (the proxy needs it)")
 def test_the_large_vocabulary_proxy_is_served(server_dir, tmp_path):
     """The served benchmark's proxy (``proxy_model.py``: two random layers
     with Qwen2.5's 151,936-token vocabulary) is written, llama-server serves

@@ -11,6 +11,7 @@
 # Firefox ESR, Chromium, mousepad (GTK 3) and dunst, a desktop notification
 # server; openssl, which signs a certificate for the served-model TLS test;
 # cmake and libssl-dev, to build llama.cpp's server with TLS for those tests).
+# tesseract-ocr: the desktop tier reads the suggestion's text off its screenshots.
 # mount: the IBus system-install tests mount a tmpfs in a private mount namespace (Debian sid no
 # longer installs it with the base system).
 # Python packages are installed by pip, not here.
@@ -29,7 +30,7 @@ test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst
   ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell dconf-service libglib2.0-bin
-  openssl cmake libssl-dev mount
+  openssl cmake libssl-dev mount tesseract-ocr
 )
 
 packages=("${runtime[@]}" "${build[@]}")

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from tests.desktop import screen_text
+
 #: Pixels that must differ between "suggestion shown" and "after Esc" screenshots: a caret is ~40,
 #: one short word of ghost text a few hundred, IBus's popup a few thousand.
 MIN_VISIBLE_PIXELS = 60
@@ -25,6 +29,15 @@ START_SLACK = 2
 FAINTER = 20
 READABLE = 40
 MAX_TURNED_DARK = 20
+#: The suggestion read off the screen (OCR) against the text Tab inserted: at least this share of the
+#: inserted text's characters found in order in what was read, and at most this many characters more
+#: (OCR's reading of what the diff caught beside the suggestion: the caret, a sliver of the last typed
+#: character, a popup's edge; an ellipsis where the text was cut).
+READ_MATCH = 0.85
+READ_EXTRA = 6
+#: An application's caret is late when where it said its caret is (the last cursor rectangle it sent before
+#: Tab) lies this far or more left of where its text then went (the inserted text's first pixel).
+LATE_CARET_PX = 4
 
 
 def _scenario(results: dict, app: str) -> dict:
@@ -80,6 +93,77 @@ def check_tab_inserts_the_shown_suggestion(results: dict, app: str, complete: li
     return x
 
 
+def inserted(res: dict) -> str:
+    """What Tab inserted: the field's text between what was typed and the key typed after Tab."""
+    text = field_text(res)
+    if not (text.startswith(res["typed"]) and text.endswith(res["after"])):
+        return ""
+    return text[len(res["typed"]): len(text) - len(res["after"])]
+
+
+def read_off_screen(results: dict, res: dict, step: str, box: list) -> str:
+    """The text tesseract reads in ``box`` of the scenario's screenshot ``step``."""
+    png = screen_text.local(res.get("shots", {}).get(step), results)
+    assert png is not None and png.exists(), f"no screenshot {step} ({res.get('shots', {}).get(step)})"
+    return screen_text.read(png, box)
+
+
+def check_screen_shows_what_tab_inserts(results: dict, app: str, shot: str = "6-before-tab") -> str:
+    """The suggestion on screen, read with OCR where the screen showed it (the place where the screenshot
+    before Tab differs from the same field without it), says what Tab then inserted."""
+    res = _scenario(results, app)
+    x = inserted(res)
+    assert x and "\t" not in x, f"{app}: Tab inserted {x!r}; nothing to compare the screen with"
+    region = ((res.get("inline") or {}).get("ghost") if shot == "6-before-tab" else res.get("suggestion_region"))
+    assert region, f"{app}: no place on screen where the suggestion showed"
+    seen = read_off_screen(results, res, shot, region[1])
+    share, extra = screen_text.reads_as(seen, x)
+    assert share >= READ_MATCH and extra <= READ_EXTRA, (
+        f"{app}: the screen showed {seen!r} (OCR at {region[1]} of {res['shots'].get(shot)}), Tab inserted {x!r} "
+        f"({share:.0%} of it read there, {extra} characters more)")
+    return seen
+
+
+def check_gone_after_tab(results: dict, app: str) -> None:
+    """Right after Tab the suggestion is no longer shown as a suggestion: IBus's popup no longer shows its
+    text where it stood, and inline text became the inserted text (the same place read again gives ink as
+    dark as typed text, checked by check_inline_at_the_caret)."""
+    res = _scenario(results, app)
+    inl = res.get("inline") or {}
+    region = inl.get("ghost")
+    x = inserted(res)
+    assert region and x, f"{app}: no suggestion or no inserted text to compare"
+    if (res.get("ghost_e") or ["", 0])[0] != "popup":
+        return
+    # the popup's place below the caret's line (the line itself now holds the inserted text)
+    line = (res.get("caret_regions") or [[0, region[1]]])[0][1]
+    box = [region[1][0], max(region[1][1], line[3] + 1), region[1][2], region[1][3]]
+    if box[1] >= box[3]:
+        box = region[1]  # a popup above the caret (no room below)
+    seen = read_off_screen(results, res, "7-tab", box)
+    share, _ = screen_text.reads_as(seen, x)
+    assert share < READ_MATCH, (f"{app}: after Tab IBus's popup still reads {seen!r} at {box} "
+                                f"({res['shots'].get('7-tab')})")
+
+
+def caret_sent(res: dict):
+    """The last cursor rectangle the application sent before Tab ((x, y, w, h)), None when it sent none
+    or only an empty one (no caret for the desktop to place anything at)."""
+    carets = [c for c in res.get("carets") or [] if c[2] or c[3]]
+    return carets[-1] if carets else None
+
+
+def xfail_where_the_app_sent_no_caret(results: dict, app: str) -> None:
+    """gnome-console sends no cursor rectangle in some runs (what it sent is in the engine's log): then
+    GNOME Shell has no caret to draw anything at. Told only where the desktop passes cursor rectangles on
+    (another application of the same session sent some; KWin passes none to the engine)."""
+    res = _scenario(results, app)
+    others = [s for name, s in results.get("scenarios", {}).items() if name != app]
+    if res.get("carets") is not None and caret_sent(res) is None and any(caret_sent(s) for s in others):
+        pytest.xfail(f"{app} sent no cursor rectangle while typed into (engine log): the desktop has no caret "
+                     f"to draw at (upstream: gnome-console/VTE on GNOME 51, tests/desktop/upstream.md)")
+
+
 def complete_first_word(complete: list[dict], typed: str):
     """The first word of `ghosttype complete`'s shown suggestion for ``typed`` (None: it gave none)."""
     ref = [c for c in complete if c.get("text") == typed and c.get("suggestion", "").strip() and not c.get("suppressed")]
@@ -115,6 +199,15 @@ def check_drawn_at_the_caret(results: dict, app: str) -> None:
     carets = res.get("caret_regions") or []
     assert region and carets, f"{app}: the screenshots show no suggestion or no typed character to compare"
     gap = min(box_gap(region[1], box) for _, box in carets)
+    if gap > NEAR:
+        xfail_where_the_app_sent_no_caret(results, app)
+        typed = screen_text.changed_box(screen_text.local(res["shots"].get("0-app"), results),
+                                        screen_text.local(res["shots"].get("5-esc"), results))
+        if typed and abs(region[1][0] - typed[0]) <= 12 and 0 <= region[1][1] - typed[3] <= NEAR:
+            pytest.xfail(f"{app}: IBus's popup {region[1]} stands at the start of the typed text {typed}, a line "
+                         f"below: where the application's empty field had its caret (KWin places the input "
+                         f"method's popup at the cursor rectangle the client reported last; upstream, "
+                         f"tests/desktop/upstream.md)")
     assert gap <= NEAR, (f"{app}: the suggestion is drawn at {region[1]} (x0, y0, x1, y1), {gap} px from the "
                          f"caret (the last typed character changed {[box for _, box in carets]}); see "
                          f"{res['shots'].get('4-model')}")
@@ -128,6 +221,8 @@ def check_typing_through_keeps_it_visible(results: dict, app: str) -> bool:
     assert a, f"{app}: no suggestion was shown after the phrase"
     assert b, f"{app}: after typing the next character no suggestion was shown any more"
     advanced = b[1] == a[1] - 1
+    assert advanced, (f"{app}: typing the suggestion's next character did not advance it: {a[1]} characters "
+                      f"before, {b[1]} after (a new suggestion replaced it)")
     n, box = res["diff_typed_through"]
     assert n >= MIN_VISIBLE_PIXELS, (
         f"{app}: after typing a character the engine showed a suggestion ({b[1]} chars as {b[0]}, "
@@ -141,6 +236,8 @@ def check_password(results: dict, app: str) -> None:
     was typed, and Tab is not swallowed (the application moves the focus on)."""
     res = _scenario(results, app)
     assert not res.get("shown"), f"{app}: the engine showed suggestions in a password field: {res['shown']}"
+    _nothing_on_screen(res, app, "diff_esc", "1-typed", "1-esc", "after the password was typed")
+    _nothing_on_screen(res, app, "diff_tab_esc", "2-tab", "2-esc", "after Tab")
     assert res.get("text_before_tab") == SECRET, \
         f"{app}: the password field holds {res.get('text_before_tab')!r}, typed {SECRET!r}"
     assert res.get("text") == SECRET, f"{app}: after Tab the password field holds {res.get('text')!r}"
@@ -156,11 +253,46 @@ def check_focus_jump(results: dict, app: str) -> None:
     assert res.get("jumped"), f"{app}: the page never moved the focus to its password input"
     assert not res.get("shown"), f"{app}: the engine showed suggestions after the focus moved to a password " \
                                  f"input: {res['shown']}"
+    _nothing_on_screen(res, app, "diff_esc", "3-typed", "3-esc", "after the password was typed")
     assert res.get("text_before_tab") == SECRET, \
         f"{app}: the password input holds {res.get('text_before_tab')!r}, typed {SECRET!r}"
     assert res.get("textarea") == res.get("typed"), f"{app}: the textarea holds {res.get('textarea')!r}"
     assert res.get("text") == SECRET, f"{app}: after Tab the password input holds {res.get('text')!r}"
     assert res.get("focus_moved_on"), f"{app}: Tab did not reach the page (the focus stayed in the input)"
+
+
+def _nothing_on_screen(res: dict, app: str, key: str, shown: str, esc: str, when: str) -> None:
+    """From the screen: Esc, which hides any suggestion, changed (next to) nothing, over the same
+    negative window as every other "nothing shown" check (the screenshot 1.5 s after the last key)."""
+    n, box = res.get(key) or (-1, [])
+    shots = res.get("shots", {})
+    assert 0 <= n < MIN_VISIBLE_PIXELS, (
+        f"{app}: {when}, Esc changed {n} pixels at {box}: something showed in the password field "
+        f"({shots.get(shown)} vs {shots.get(esc)})")
+
+
+def check_user_session(results: dict, app: str) -> str:
+    """The default config, typed as people type: every key arrived once and in order, and Tab, pressed as
+    soon as the user had read the suggestion, inserted exactly the text the screen showed (read with OCR
+    where Tab changed the screen)."""
+    res = _scenario(results, app)
+    typed, text = res["typed"], field_text(res)
+    assert text.startswith(typed), f"{app}: typed keys lost, doubled or reordered: field {text!r}, typed {typed!r}"
+    assert text.endswith(res["after"]), f"{app}: the key after Tab did not arrive: field {text!r}"
+    x = inserted(res)
+    assert x and "\t" not in x, (f"{app}: Tab inserted {x!r}: no suggestion was on screen "
+                                  f"{res.get('shots', {}).get('1-shown')} after the user's pause")
+    regions = res.get("suggestion_regions") or []
+    assert regions, f"{app}: Tab changed nothing on screen"
+    read = []
+    for _, box in regions:  # the inserted text's place, and a popup's where it stands apart
+        seen = read_off_screen(results, res, "1-shown", box)
+        share, extra = screen_text.reads_as(seen, x)
+        if share >= READ_MATCH and extra <= READ_EXTRA:
+            return seen
+        read.append((box, seen))
+    pytest.fail(f"{app}: Tab inserted {x!r}, but where it changed the screen {res['shots'].get('1-shown')} "
+                f"showed before: {read}")
 
 
 def check_layout(results: dict, app: str, complete: list[dict]) -> str:
@@ -215,6 +347,7 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False) -> di
     ``dark``: GNOME's dark style, where the field itself must be dark."""
     res = _scenario(results, app)
     check_display(results, app, "shell")
+    xfail_where_the_app_sent_no_caret(results, app)
     inl = res.get("inline") or {}
     g, t = inl.get("ghost"), inl.get("inserted")
     shots = res.get("shots", {})
@@ -224,8 +357,16 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False) -> di
     gy, ty = (gb[1] + gb[3]) / 2, (tb[1] + tb[3]) / 2
     assert tb[1] <= gy <= tb[3] and gb[1] <= ty <= gb[3], \
         f"{app}: the suggestion {gb} is not on the line of the text Tab inserted {tb} (x0, y0, x1, y1); {where}"
-    assert abs(gb[0] - tb[0]) <= START_SLACK, \
-        f"{app}: the suggestion starts at x={gb[0]}, the text Tab inserted at x={tb[0]}; {where}"
+    if abs(gb[0] - tb[0]) > START_SLACK:
+        caret = caret_sent(res)
+        if caret is not None and caret[1] <= ty <= caret[1] + caret[3] and tb[0] - caret[0] >= LATE_CARET_PX \
+                and abs(gb[0] - caret[0]) <= START_SLACK + 1:
+            pytest.xfail(f"{app} said its caret was at x={caret[0]} (its last cursor rectangle before Tab) while its "
+                         f"text went at x={tb[0]}: the application's caret report was behind (one key late, or "
+                         f"none after the last keys), and the suggestion is drawn where it said (upstream; "
+                         f"tests/desktop/upstream.md)")
+        pytest.fail(f"{app}: the suggestion starts at x={gb[0]}, the text Tab inserted at x={tb[0]} (the app's "
+                    f"last cursor rectangle: {caret}); {where}")
     if dark:
         assert inl["background"] < 100, f"{app}: the field is not dark (brightness {inl['background']}); {where}"
     assert inl["turned_dark"] <= MAX_TURNED_DARK, \

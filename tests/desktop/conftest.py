@@ -43,7 +43,7 @@ LOCK_WAIT = 3600
 #: GNOME with ghosttype's Shell extension switched off by the user (IBus's popup then shows the suggestion);
 #: "gnome-dark" GNOME's dark style.
 SESSION_MODES = {"preedit": {"GT_DISPLAY": "preedit"}, "de": {"GT_LAYOUT": "de", "GT_BUSY": "2"},
-                 "popup": {"GT_EXT": "off"}, "dark": {"GT_SCHEME": "prefer-dark"}}
+                 "popup": {"GT_EXT": "off"}, "dark": {"GT_SCHEME": "prefer-dark"}, "user": {"GT_USER": "1"}}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -200,6 +200,7 @@ def run_desktop(sid: Sid, desktop: str, scenarios: list[str], budget: int = 900)
     results = json.loads(res_file.read_text()) if res_file.exists() else {}
     results["exit"] = rc
     results["seconds"] = seconds
+    results["dir"] = str(out)  # the screenshots' /out/ on this side
     results["log"] = log[-3000:]
     sid.times[desktop] = seconds
     if not results.get("setup", {}) or not results["setup"].get("ok"):

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import traceback
+from typing import Callable
 
 from gi.repository import Gio, GLib
 from PIL import Image, ImageChops
@@ -40,6 +41,9 @@ LAYOUT = os.environ.get("GT_LAYOUT", "")
 DE_PHRASE = os.environ.get("DE_PHRASE", "Schöne Grüße aus Zürich, wo der Käse gut ist. Die Yacht liegt am "
                                         "Bodensee, nahe der Grenze zu Bay")
 SECRET = "correct horse battery sta"
+#: The user session (GT_USER): the default config, keys at the session's pace (about 8 a second) with no
+#: wait for the engine, Tab as soon as the user has seen the suggestion.
+USER = bool(os.environ.get("GT_USER"))
 HOME = os.environ["HOME"]
 RUNDIR = os.environ["XDG_RUNTIME_DIR"]
 ENV = dict(os.environ, LANG="C.UTF-8", XDG_CONFIG_HOME=f"{HOME}/.config", XDG_STATE_HOME=f"{HOME}/.local/state",
@@ -90,6 +94,8 @@ def wait_for(pred, timeout: float, step: float = 0.1):
 
 SHOWN = re.compile(r"suggestion shown as (\w+) \((\d+) chars\)")
 KEYLINE = "ProcessKeyEvent handled"
+#: The cursor rectangle a client sent (the engine logs each at debug level; never any text).
+CARET = re.compile(r"cursor location \((-?\d+), (-?\d+), (\d+), (\d+)\)")
 
 
 def elines() -> list[str]:
@@ -102,6 +108,11 @@ def elines() -> list[str]:
 
 def shown_after(mark: int) -> list[tuple[str, int]]:
     return [(m.group(1), int(m.group(2))) for line in elines()[mark:] for m in [SHOWN.search(line)] if m]
+
+
+def carets_after(mark: int) -> list[list[int]]:
+    """The cursor rectangles (x, y, w, h) the focused client sent after ``mark``, in order."""
+    return [[int(v) for v in m.groups()] for line in elines()[mark:] for m in [CARET.search(line)] if m]
 
 
 def keys_after(mark: int) -> int:
@@ -616,7 +627,8 @@ class App:
         if self.readback == "page":
             ok = wait_for(lambda: any(e.get("ev") == "ready" for e in self.events()) or main.poll() is not None, 60)
             # the page is loaded; its field has the engine's focus once the engine logs a focus-in
-            wait_for(lambda: any("focus in" in line for line in elines()[self.mark_launch:]), 15)
+            if not USER:  # the default config logs no focus-in
+                wait_for(lambda: any("focus in" in line for line in elines()[self.mark_launch:]), 15)
             time.sleep(2.0)
             return "page ready" if ok and main.poll() is None else "page never loaded"
         # real apps with no log of their own: the engine's first focus-in after the launch (which may also come
@@ -711,16 +723,21 @@ def type_last(desk, text: str) -> tuple[int, tuple[str, int] | None]:
     return mark, wait_ghost(mark)
 
 
-def scenario_normal(desk, app: App, res: dict) -> None:
-    o = f"{desk.out}/{app.scen}"
+def shooter(desk, app: App, res: dict) -> Callable[[str], str]:
+    """``shot(step)``: a screenshot of the scenario's step, recorded in ``res["shots"]``; returns its path."""
     shots = res["shots"] = {}
 
-    def shot(step):
-        p = f"{o}-{step}.png"
+    def shot(step: str) -> str:
+        p = f"{desk.out}/{app.scen}-{step}.png"
         shots[step] = p if desk.shot(p) else None
         return p
+    return shot
 
+
+def scenario_normal(desk, app: App, res: dict) -> None:
+    shot = shooter(desk, app, res)
     shot("0-app")
+    start = len(elines())
     before_ed = PHRASE[:-1]
     # a: the phrase up to its last character; b: the last character (the suggestion's next char, if it begins
     # with it: then the engine advances the suggestion while the key goes through)
@@ -765,6 +782,9 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     s6 = shot("6-before-tab")
     res["diff_before_tab"] = diff_pixels(s3, s6, desk.MASK)
     mark_tab = settle()
+    # the cursor rectangles the application sent while typed into (the last one: where it said its caret is
+    # when Tab was pressed): told apart from where its text then went, they show an application's late caret
+    res["carets"] = carets_after(start)
     desk.key("Tab")
     time.sleep(0.3)
     s7 = shot("7-tab")
@@ -788,6 +808,34 @@ def scenario_normal(desk, app: App, res: dict) -> None:
         time.sleep(1.5)
     res["text"] = app.text()
     shot("8-end")
+
+
+def scenario_user(desk, app: App, res: dict) -> None:
+    """ghosttype as installed (the default config) and typed into as people type: the phrase at the
+    session's pace with no wait for the engine, a pause to read the suggestion, Tab at once, "!". The
+    engine's default log names no suggestion, so what showed is read off the screen: where the screen
+    changed when Tab replaced the suggestion with the text it inserted."""
+    shot = shooter(desk, app, res)
+    shot("0-app")
+    res["typed"], res["after"] = PHRASE, "!"
+    desk.type(PHRASE)
+    time.sleep(USER_READS_S)
+    s1 = shot("1-shown")
+    desk.key("Tab")
+    time.sleep(0.4)
+    s2 = shot("2-tab")
+    # where Tab changed the screen: the suggestion became text (inline), or a popup went or changed
+    res["suggestion_regions"] = diff_regions(s1, s2, desk.MASK)[:4]
+    desk.type("!")
+    time.sleep(0.8)
+    if app.readback == "page":
+        time.sleep(1.0)
+    res["text"] = app.text()
+    shot("3-end")
+
+
+#: How long the user of scenario_user looks at a suggestion before pressing Tab.
+USER_READS_S = 1.5
 
 
 def scenario_layout(desk, app: App, res: dict) -> None:
@@ -830,6 +878,8 @@ def scenario_password(desk, app: App, res: dict) -> None:
     res["shown"] = shown_after(mark)
     res["engine_keys"] = keys_after(mark)
     res["text_before_tab"] = app.text()
+    # from the screen: Esc would hide a suggestion, so the screen must not change at Esc (nothing showed)
+    res["diff_esc"] = esc_diff(desk, p, f"{o}-1-esc.png", res["shots"], "1-esc")
     desk.key("Tab")
     time.sleep(1.2)
     res["typed"] = SECRET
@@ -837,6 +887,16 @@ def scenario_password(desk, app: App, res: dict) -> None:
     res["focus_moved_on"] = app.focus_moved_on()
     p = f"{o}-2-tab.png"
     res["shots"]["2-tab"] = p if desk.shot(p) else None
+    res["diff_tab_esc"] = esc_diff(desk, p, f"{o}-2-esc.png", res["shots"], "2-esc")
+
+
+def esc_diff(desk, shown: str, after: str, shots: dict, step: str) -> tuple[int, list]:
+    """Esc, then how much of the screen it changed against ``shown``: a suggestion on screen (inline or
+    a popup) would be hidden by it; a field showing nothing, or a button, does not change."""
+    desk.key("Escape")
+    time.sleep(0.8)
+    shots[step] = after if desk.shot(after) else None
+    return diff_pixels(shown, after, desk.MASK)
 
 
 def scenario_jump(desk, app: App, res: dict) -> None:
@@ -864,6 +924,7 @@ def scenario_jump(desk, app: App, res: dict) -> None:
     res["shown"] = shown_after(jumped)
     res["text_before_tab"] = app.text("p")
     res["textarea"] = app.text("t")
+    res["diff_esc"] = esc_diff(desk, p, f"{o}-3-esc.png", shots, "3-esc")
     desk.key("Tab")
     time.sleep(1.2)
     res["text"] = app.text("p")
@@ -886,7 +947,10 @@ def main() -> int:
         with open(f"{ENV['XDG_CONFIG_HOME']}/{d}/settings.ini", "w") as f:
             f.write("[Settings]\ngtk-cursor-blink=false\n")
     with open(f"{ENV['XDG_CONFIG_HOME']}/ghosttype/config.toml", "w") as f:
-        f.write('debounce_ms = 5\nthreads = 1\nmax_tokens = 6\nlog_level = "debug"\n')
+        # GT_USER: ghosttype as installed (the default config, no log of shown suggestions): the user
+        # scenario reads everything from the screen and the application
+        if not USER:
+            f.write('debounce_ms = 5\nthreads = 1\nmax_tokens = 6\nlog_level = "debug"\n')
         if os.environ.get("GT_DISPLAY"):
             f.write(f'ibus_display = "{os.environ["GT_DISPLAY"]}"\n')
     # a private, empty "system" bus: GNOME Shell and KWin only need one to exist
@@ -934,6 +998,8 @@ def main() -> int:
                 scenario_jump(desk, app, res)
             elif LAYOUT:
                 scenario_layout(desk, app, res)
+            elif USER:
+                scenario_user(desk, app, res)
             else:
                 scenario_normal(desk, app, res)
         except Exception:

@@ -33,12 +33,11 @@ def make_decoder_factory(config: Config,
 
     def load(name: str) -> object:
         from daemon.cpc.beam import Decoder
-        from daemon.backends.llamacpp.llama import LlamaLM
         from daemon.backends.llamacpp.models import resolve_model
+        from daemon.backends.llamacpp.open import open_model
 
         path = resolve_model(name)
-        lm = LlamaLM(str(path), n_ctx=2048, n_seq_max=max(4, 2 * config.beam_width + 2),
-                     n_threads=config.threads or None)
+        lm = open_model(str(path), n_seq_max=max(4, 2 * config.beam_width + 2), threads=config.threads)
         lm.warm_up()
         log.info("model loaded: %s", path.name)
         return Decoder(lm)

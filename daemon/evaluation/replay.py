@@ -374,8 +374,8 @@ def session_config(params: Any, strategy: Optional[str] = None, debounce_ms: Opt
     """The daemon's configuration for a benchmark session with ``params``'s
     knobs (``strategy`` overrides its strategy) and no debounce (``None``:
     the product's default debounce)."""
-    from daemon.commands.complete import UsageError
     from daemon.config import Config, ConfigError
+    from daemon.usage import UsageError
 
     extra = {} if debounce_ms is None else {"debounce_ms": debounce_ms}
     try:
@@ -416,7 +416,7 @@ def replay_files(
     (same model load, cache cleared before each run), print a table per file,
     and return the JSON object of ``--replay --json``.  ``served``: a served
     model's completer instead of loading ``model_path``."""
-    from daemon.commands.complete import load_lm
+    from daemon.backends.llamacpp.open import load_lm
     from daemon.evaluation.report import fmt_num, replay_table
 
     runs = [(strategy_name(params.strategy, params.beam_width), params.strategy)]

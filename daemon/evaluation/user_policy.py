@@ -197,7 +197,7 @@ def collect(decoder, text: str, start: int, end: int, params, progress=None) -> 
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
-    from daemon.commands.complete import load_lm, resolve
+    from daemon.backends.llamacpp.open import load_lm, resolve
     from daemon.cpc.beam import Decoder
     from daemon.cpc.suggestion import BeamParams
     from daemon.evaluation.progress import terminal_progress

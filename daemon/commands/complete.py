@@ -23,6 +23,7 @@ never imports Qt or pynput.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -33,6 +34,9 @@ from daemon.cpc.suggestion import STRATEGIES, BeamParams
 from daemon.usage import EXIT_USAGE, UsageError
 
 _DEFAULTS = BeamParams()
+#: The flags of :func:`add_decoding_arguments` that override the decoder's
+#: knobs of the same name (:class:`~daemon.cpc.suggestion.BeamParams`).
+DECODING_FLAGS = ("max_tokens", "confidence_threshold", "continue_min_prob", "context_chars")
 
 
 def one_line_errors(parser: argparse.ArgumentParser, prog: str) -> None:
@@ -103,16 +107,10 @@ def make_params(args: argparse.Namespace, strategy: str, beam_width: int, *, pro
     the quality benchmark) use the full context window at once; only a typing
     session (``progressive``) answers from the window near the caret while
     the full one is prefilled (:mod:`daemon.cpc.progressive`)."""
+    flags = {name: getattr(args, name) for name in DECODING_FLAGS}
     try:
-        return BeamParams(
-            strategy=strategy,  # type: ignore[arg-type]
-            beam_width=beam_width,
-            max_tokens=args.max_tokens,
-            confidence_threshold=args.confidence_threshold,
-            continue_min_prob=args.continue_min_prob,
-            context_chars=args.context_chars,
-            quick_context_chars=_DEFAULTS.quick_context_chars if progressive else 0,
-        )
+        return dataclasses.replace(_DEFAULTS, strategy=strategy, beam_width=beam_width, **flags,
+                                   quick_context_chars=_DEFAULTS.quick_context_chars if progressive else 0)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -377,18 +377,8 @@ def session_config(params: Any, strategy: Optional[str] = None, debounce_ms: Opt
     from daemon.config import Config, ConfigError
     from daemon.usage import UsageError
 
-    extra = {} if debounce_ms is None else {"debounce_ms": debounce_ms}
     try:
-        return Config(
-            strategy=strategy or params.strategy,
-            beam_width=params.beam_width,
-            max_tokens=params.max_tokens,
-            confidence_threshold=params.confidence_threshold,
-            continue_min_prob=params.continue_min_prob,
-            context_chars=params.context_chars,
-            single_line=params.single_line,
-            **extra,
-        )
+        return Config().with_params(params).with_overrides(strategy=strategy, debounce_ms=debounce_ms)
     except ConfigError as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
 

@@ -27,7 +27,7 @@ import dataclasses
 import json
 import sys
 import time
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn
 
 from daemon.backends.llamacpp.open import load_lm, resolve
 from daemon.cpc.suggestion import STRATEGIES, BeamParams

@@ -1,8 +1,10 @@
-"""What every frontend of the daemon starts the same way: the configuration
-it begins with, and the suggestion worker that loads the model on its own thread.
+"""The parts every frontend starts the same way: the configuration it begins
+with, and the suggestion worker that loads the model on its own thread.
 
-``ghosttype run`` (X11, :mod:`daemon.frontends.overlay.app`) and ``ghosttype ibus run``
-(:mod:`daemon.frontends.ibus.service`) both build their controller around these.
+:class:`daemon.lifecycle.Lifecycle` starts them for ``ghosttype run`` (X11,
+:mod:`daemon.frontends.overlay.app`) and ``ghosttype ibus run``
+(:mod:`daemon.frontends.ibus.service`); tests build a
+decoder with :func:`make_decoder_factory` directly.
 """
 
 from __future__ import annotations

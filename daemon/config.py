@@ -51,6 +51,11 @@ DEFAULT_DENYLIST: tuple[str, ...] = (
     "polkit-kde-authentication-agent-1", "lxpolkit",
 )
 
+#: The settings that are the decoder's knobs (:class:`~daemon.cpc.suggestion.BeamParams`
+#: fields of the same name): the one mapping between a config and a request's parameters.
+DECODER_SETTINGS = ("strategy", "beam_width", "max_tokens", "confidence_threshold", "continue_min_prob",
+                    "single_line", "context_chars")
+
 Check = Callable[[Any], Optional[str]]  # value -> error message, or None when valid
 
 
@@ -284,16 +289,15 @@ class Config:
         return dataclasses.replace(self, **{k: tuple(v) if isinstance(v, list) else v for k, v in given.items()})
 
     def beam_params(self) -> BeamParams:
-        """The decoder's knobs for one request."""
-        return BeamParams(
-            strategy=self.strategy,  # type: ignore[arg-type]
-            beam_width=self.beam_width,
-            max_tokens=self.max_tokens,
-            confidence_threshold=self.confidence_threshold,
-            continue_min_prob=self.continue_min_prob,
-            single_line=self.single_line,
-            context_chars=self.context_chars,
-        )
+        """The decoder's knobs for one request: the :data:`DECODER_SETTINGS`
+        of this config, the decoder's defaults for the rest."""
+        return BeamParams(**{name: getattr(self, name) for name in DECODER_SETTINGS})
+
+    def with_params(self, params: BeamParams) -> "Config":
+        """A copy whose :data:`DECODER_SETTINGS` are ``params``'s (a benchmark's
+        session with the knobs it measures); raises :class:`ConfigError` for
+        values a config does not allow."""
+        return dataclasses.replace(self, **{name: getattr(params, name) for name in DECODER_SETTINGS})
 
     def worker_settings(self) -> tuple:
         """The settings a running worker's model was built from: when they

@@ -118,10 +118,10 @@ def check_model(model: str, label: str = "model") -> CheckResult:
     except ModelLoadError as e:
         return CheckResult(label, False, str(e))
     try:
-        from daemon.backends.llamacpp.llama import LlamaLM
+        from daemon.backends.llamacpp.open import open_model
 
         start = time.perf_counter()
-        lm = LlamaLM(str(path), n_ctx=512, n_seq_max=2)
+        lm = open_model(str(path), n_ctx=512, n_seq_max=2)
         lm.logprobs([lm.tokenize("Hello")])
         elapsed = time.perf_counter() - start
         close = getattr(lm, "close", None)

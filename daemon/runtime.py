@@ -1,8 +1,10 @@
-"""What every frontend of the daemon starts the same way: the configuration
-it begins with, and the suggestion worker that loads the model on its own thread.
+"""The parts every frontend starts the same way: the configuration it begins
+with, and the suggestion worker that loads the model on its own thread.
 
-``ghosttype run`` (X11, :mod:`daemon.frontends.overlay.app`) and ``ghosttype ibus run``
-(:mod:`daemon.frontends.ibus.service`) both build their controller around these.
+:class:`daemon.lifecycle.Lifecycle` starts them for ``ghosttype run`` (X11,
+:mod:`daemon.frontends.overlay.app`) and ``ghosttype ibus run``
+(:mod:`daemon.frontends.ibus.service`); tests build a
+decoder with :func:`make_decoder_factory` directly.
 """
 
 from __future__ import annotations
@@ -33,12 +35,11 @@ def make_decoder_factory(config: Config,
 
     def load(name: str) -> object:
         from daemon.cpc.beam import Decoder
-        from daemon.backends.llamacpp.llama import LlamaLM
         from daemon.backends.llamacpp.models import resolve_model
+        from daemon.backends.llamacpp.open import open_model
 
         path = resolve_model(name)
-        lm = LlamaLM(str(path), n_ctx=2048, n_seq_max=max(4, 2 * config.beam_width + 2),
-                     n_threads=config.threads or None)
+        lm = open_model(str(path), n_seq_max=max(4, 2 * config.beam_width + 2), threads=config.threads)
         lm.warm_up()
         log.info("model loaded: %s", path.name)
         return Decoder(lm)

@@ -23,19 +23,20 @@ never imports Qt or pynput.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn
 
+from daemon.backends.llamacpp.open import load_lm, resolve
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
+from daemon.usage import EXIT_USAGE, UsageError
 
-EXIT_USAGE = 2
 _DEFAULTS = BeamParams()
-
-
-class UsageError(Exception):
-    """Bad input from the user; reported as one line with exit status 2."""
+#: The flags of :func:`add_decoding_arguments` that override the decoder's
+#: knobs of the same name (:class:`~daemon.cpc.suggestion.BeamParams`).
+DECODING_FLAGS = ("max_tokens", "confidence_threshold", "continue_min_prob", "context_chars")
 
 
 def one_line_errors(parser: argparse.ArgumentParser, prog: str) -> None:
@@ -106,39 +107,11 @@ def make_params(args: argparse.Namespace, strategy: str, beam_width: int, *, pro
     the quality benchmark) use the full context window at once; only a typing
     session (``progressive``) answers from the window near the caret while
     the full one is prefilled (:mod:`daemon.cpc.progressive`)."""
+    flags = {name: getattr(args, name) for name in DECODING_FLAGS}
     try:
-        return BeamParams(
-            strategy=strategy,  # type: ignore[arg-type]
-            beam_width=beam_width,
-            max_tokens=args.max_tokens,
-            confidence_threshold=args.confidence_threshold,
-            continue_min_prob=args.continue_min_prob,
-            context_chars=args.context_chars,
-            quick_context_chars=_DEFAULTS.quick_context_chars if progressive else 0,
-        )
+        return dataclasses.replace(_DEFAULTS, strategy=strategy, beam_width=beam_width, **flags,
+                                   quick_context_chars=_DEFAULTS.quick_context_chars if progressive else 0)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def resolve(model: Optional[str]) -> str:
-    """Path of the model file, or UsageError with the one-line fix."""
-    from daemon.backends.llamacpp.models import ModelLoadError, resolve_model
-
-    try:
-        return str(resolve_model(model))
-    except ModelLoadError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def load_lm(model_path: str, n_seq_max: int = 8, batch_threads: Optional[int] = None) -> Any:
-    """A ``LlamaLM`` on ``model_path``; load failures become UsageError.
-    ``batch_threads`` fixes the threads of batch decodes (default: by load)."""
-    from daemon.backends.llamacpp.llama import LlamaLM
-    from daemon.backends.llamacpp.models import ModelLoadError
-
-    try:
-        return LlamaLM(model_path, n_seq_max=n_seq_max, batch_threads=batch_threads or None)
-    except ModelLoadError as exc:
         raise UsageError(str(exc)) from None
 
 

@@ -70,16 +70,8 @@ import pathlib
 import sys
 from typing import Any, Optional
 
-from daemon.commands.complete import (
-    EXIT_USAGE,
-    UsageError,
-    add_server_arguments,
-    load_lm,
-    make_params,
-    one_line_errors,
-    open_served,
-    resolve,
-)
+from daemon.backends.llamacpp.open import load_lm, resolve
+from daemon.commands.complete import add_server_arguments, make_params, one_line_errors, open_served
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
 from daemon.evaluation.offsets import OFFSET_KINDS, choose_offsets
 from daemon.evaluation.progress import terminal_progress
@@ -90,6 +82,7 @@ from daemon.evaluation.quality import (
     run_quality,
     summary_json,
 )
+from daemon.usage import EXIT_USAGE, UsageError
 
 _DEFAULTS = BeamParams()
 #: What a served model runs (``--server``): naive decoding and the engine's CPC.

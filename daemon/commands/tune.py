@@ -14,8 +14,10 @@ import pathlib
 import sys
 from typing import Any
 
-from daemon.commands.complete import EXIT_USAGE, UsageError, load_lm, one_line_errors, resolve
+from daemon.backends.llamacpp.open import load_lm, resolve
+from daemon.commands.complete import one_line_errors
 from daemon.evaluation.tune import CONTINUE_MIN_PROBS, MAX_WRONG_PER_100, THRESHOLDS
+from daemon.usage import EXIT_USAGE, UsageError
 
 
 def _floats(spec: str, what: str) -> tuple[float, ...]:

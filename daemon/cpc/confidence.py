@@ -29,9 +29,9 @@ anyway (:mod:`daemon.cpc.covering`, :mod:`daemon.cpc.word`):
   as a word in the text before it (identifiers and names repeat).
 
 **Combination.**  A logistic regression over :func:`features`, fitted with
-``python -m daemon.evaluation.confidence_fit`` on what a simulated user did
+``python -m tests.research.confidence_fit`` on what a simulated user did
 with every suggestion it looked at while typing the reference texts with the
-gate off (``python -m daemon.evaluation.user_policy looks``: taken, or wrong;
+gate off (``python -m tests.research.user_policy looks``: taken, or wrong;
 right suggestions typed through are left out).  Every text's suggestions are
 scored by a model fitted on the other texts to measure it; the shipped
 coefficients are fitted on all of them.  They are that script's output; a
@@ -69,7 +69,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "in_context",
 )
 
-#: Fitted by ``python -m daemon.evaluation.confidence_fit`` (intercept first,
+#: Fitted by ``python -m tests.research.confidence_fit`` (intercept first,
 #: then one weight per FEATURE_NAMES entry) on the 674 suggestions a simulated
 #: user looked at while typing 1,000 characters of each of the four reference
 #: texts with SmolLM2, CPC k=2, gate off (363 taken, 311 wrong); the training

@@ -22,7 +22,7 @@ class BeamParams:
     beam_width: int = 2  #: k, beams kept during the coverage search (>= 1)
     max_tokens: int = 8  #: tokens generated after the covering
     #: suppress when confidence (P(the user accepts the suggestion)) is below
-    #: this; chosen with daemon.evaluation.user_policy: the most keystrokes
+    #: this; chosen with tests.research.user_policy: the most keystrokes
     #: saved with at most 15 wrong suggestions seen per 100 keystrokes
     confidence_threshold: float = 0.60
     #: words after the first are suggested while the confidence times the

@@ -374,21 +374,11 @@ def session_config(params: Any, strategy: Optional[str] = None, debounce_ms: Opt
     """The daemon's configuration for a benchmark session with ``params``'s
     knobs (``strategy`` overrides its strategy) and no debounce (``None``:
     the product's default debounce)."""
-    from daemon.commands.complete import UsageError
     from daemon.config import Config, ConfigError
+    from daemon.usage import UsageError
 
-    extra = {} if debounce_ms is None else {"debounce_ms": debounce_ms}
     try:
-        return Config(
-            strategy=strategy or params.strategy,
-            beam_width=params.beam_width,
-            max_tokens=params.max_tokens,
-            confidence_threshold=params.confidence_threshold,
-            continue_min_prob=params.continue_min_prob,
-            context_chars=params.context_chars,
-            single_line=params.single_line,
-            **extra,
-        )
+        return Config().with_params(params).with_overrides(strategy=strategy, debounce_ms=debounce_ms)
     except ConfigError as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
 
@@ -416,7 +406,7 @@ def replay_files(
     (same model load, cache cleared before each run), print a table per file,
     and return the JSON object of ``--replay --json``.  ``served``: a served
     model's completer instead of loading ``model_path``."""
-    from daemon.commands.complete import load_lm
+    from daemon.backends.llamacpp.open import load_lm
     from daemon.evaluation.report import fmt_num, replay_table
 
     runs = [(strategy_name(params.strategy, params.beam_width), params.strategy)]

@@ -286,7 +286,7 @@ def simulate_files(
     ``--simulate-user --json``.  ``served``: a served model's completer
     instead of loading ``model_path``; ``code_model``: (name, path) of a
     model for the windows that look like code (:mod:`daemon.code_route`)."""
-    from daemon.commands.complete import load_lm
+    from daemon.backends.llamacpp.open import load_lm
     from daemon.cpc.beam import Decoder
     from daemon.evaluation.progress import terminal_progress
     from daemon.evaluation.replay import choose_start, session_config, strategy_name

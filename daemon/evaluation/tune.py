@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from daemon.cpc.suggestion import BeamParams
 from daemon.evaluation.simulate import UserRun, simulate_user
-from daemon.evaluation.user_policy import MAX_WRONG_PER_100, most_saved
 
+T = TypeVar("T")
+
+#: What the choice is made for: at most this many wrong suggestions seen per 100 keystrokes.
+MAX_WRONG_PER_100 = 15.0
 #: The grid the written values come from.
 THRESHOLDS = (0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
 CONTINUE_MIN_PROBS = (0.05, 0.1, 0.2, 0.4)
@@ -38,10 +41,17 @@ class Trial:
     run: UserRun
 
 
+def most_saved(scored: Sequence[tuple[UserRun, T]], max_wrong: float = MAX_WRONG_PER_100) -> tuple[UserRun, T]:
+    """Of ``(run, rule)`` pairs, the one that saved the most keystrokes with at
+    most ``max_wrong`` wrong suggestions per 100 (the fewest wrong if none did)."""
+    ok = [(r, p) for r, p in scored if r.wrong_per_100 <= max_wrong] or [min(scored, key=lambda rp: rp[0].wrong_per_100)]
+    return max(ok, key=lambda rp: rp[0].saved)
+
+
 def best_trial(trials: Sequence[Trial], max_wrong: float = MAX_WRONG_PER_100) -> Trial:
     """The trial that saves the most keystrokes within ``max_wrong`` wrong
     suggestions per 100 keystrokes; when none is within, the one with the
-    fewest wrong suggestions (the rule of :mod:`daemon.evaluation.user_policy`)."""
+    fewest wrong suggestions (:func:`most_saved`)."""
     if not trials:
         raise ValueError("no trials to choose from")
     return most_saved([(t.run, t) for t in trials], max_wrong)[1]

@@ -37,6 +37,28 @@ def test_defaults():
     assert (p.beam_width, p.max_tokens, p.context_chars, p.single_line) == (2, 8, 1500, True)
 
 
+def test_one_mapping_between_config_and_decoder_knobs():
+    """``beam_params`` and ``with_params`` copy the same settings, both ways;
+    a benchmark's session config overrides only what it is given."""
+    import dataclasses
+
+    from daemon.config import DECODER_SETTINGS
+    from daemon.cpc.suggestion import BeamParams
+    from daemon.evaluation.replay import session_config
+    from daemon.usage import UsageError
+
+    assert set(DECODER_SETTINGS) <= {f.name for f in dataclasses.fields(BeamParams)}
+    c = Config(strategy="heal", beam_width=3, max_tokens=5, confidence_threshold=0.3, continue_min_prob=0.2,
+               single_line=False, context_chars=900, debounce_ms=40)
+    assert Config(debounce_ms=40).with_params(c.beam_params()) == c
+    params = c.beam_params()
+    assert session_config(params) == Config(debounce_ms=0).with_params(params)
+    assert session_config(params, "naive", debounce_ms=None).strategy == "naive"
+    assert session_config(params, debounce_ms=None).debounce_ms == Config().debounce_ms
+    with pytest.raises(UsageError, match="beam_width"):
+        session_config(BeamParams(beam_width=9))
+
+
 def test_missing_file_means_defaults(tmp_path):
     assert load_config(tmp_path / "nope.toml") == Config()
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from daemon.cpc.confidence import COEFFICIENTS, FEATURE_NAMES, MARGIN_CAP, WordSignals, features, word_confidence
-from daemon.evaluation import confidence_fit as fit
+from tests.research import confidence_fit as fit
 
 TRAINING = pathlib.Path(__file__).parent / "data" / "confidence_training.json"
 

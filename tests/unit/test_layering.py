@@ -1,18 +1,33 @@
-"""The import rules of daemon/README.md, checked in fresh interpreters.
+"""The import rules of daemon/README.md, checked in fresh interpreters and
+on the source.
 
 ``daemon.cpc`` is a pure library (stdlib + numpy); ``daemon`` never imports Qt
 or ``ui``; headless commands must not pull in pynput (which fails to import
-without a display) or Qt.
+without a display) or Qt.  Imports run one way, from the command line down:
+
+    daemon/__main__.py, daemon/commands/        the command line
+    daemon/frontends/, daemon/doctor.py         the frontends (and the checks of every frontend)
+    daemon/lifecycle.py, daemon/runtime.py      what every frontend starts the same way
+    daemon/evaluation/                          the benchmarks
+    daemon/controller/, worker, backends, ...   the shared core
+    daemon/cpc/                                 the decoder, pure
+
+A module never imports one of a layer above it; :mod:`tests.unit.test_import_cycles`
+checks that no modules import each other in a circle.  No module grows
+past ``LONG_MODULE_LINES``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 import subprocess
 import sys
 
 import pytest
+
+from tests.unit.test_import_cycles import import_graph, project_modules
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HEAVY = ("llama_cpp", "PyQt6", "pynput", "Xlib", "jeepney", "ui")
@@ -203,14 +218,6 @@ def test_the_shared_core_knows_no_frontend():
     assert _imports_under(paths, tuple(f"daemon.frontends.{f}" for f in FRONTENDS)) == []
 
 
-def test_the_controller_owns_its_ports():
-    """Imports run one way: the frontends implement the controller's ports
-    and import them from it; the controller imports nothing of a frontend,
-    not even what the frontends share (``daemon/frontends/base.py``)."""
-    paths = (ROOT / "daemon" / "controller").rglob("*.py")
-    assert _imports_under(paths, ("daemon.frontends", "daemon.commands", "daemon.runtime")) == []
-
-
 def test_backends_are_reached_only_through_the_composition():
     """The decoder talks to a model through ``daemon.cpc.lm.TokenLM``; the
     controller, the worker and the frontends never import a backend (the
@@ -227,11 +234,78 @@ def test_controller_parts_stay_small():
     assert too_long == {}
 
 
-#: Daemon modules allowed past ~500 lines, each with its reason in its docstring.
+@functools.lru_cache(maxsize=1)
+def _graph() -> dict[str, dict[str, int]]:
+    return import_graph()
+
+
+def _inside(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _upward_imports(sources: tuple[str, ...], targets: tuple[str, ...], exempt: tuple[str, ...] = ()) -> list[str]:
+    """Imports (read with ``ast``: lazy, relative and ``from package import
+    module`` ones included) from a module inside ``sources`` (and not inside
+    ``exempt``) of one inside ``targets``, as ``path:line: a -> b``."""
+    modules = project_modules()
+    return sorted(f"{modules[a].relative_to(ROOT)}:{line}: {a} -> {b}"
+                  for a, imported in _graph().items() if _inside(a, sources) and not _inside(a, exempt)
+                  for b, line in imported.items() if _inside(b, targets))
+
+
+def test_nothing_below_the_command_line_imports_a_command():
+    """``daemon/commands/`` is the top: only the command line's entry point
+    (``daemon/__main__.py``) and the commands themselves import a command;
+    what a command shares with the benchmarks (opening a model, the usage
+    error) sits below both."""
+    assert _upward_imports(("daemon", "ui"), ("daemon.commands",), exempt=("daemon.commands", "daemon.__main__")) == []
+
+
+CORE = ("daemon.controller", "daemon.cpc", "daemon.backends", "daemon.capture", "daemon.worker")
+ABOVE_THE_CORE = ("daemon.frontends", "daemon.commands", "daemon.runtime", "daemon.lifecycle", "daemon.evaluation",
+                  "daemon.doctor", "daemon.__main__", "ui")
+
+
+@pytest.mark.parametrize("package", CORE)
+def test_the_core_reaches_no_layer_above_it(package):
+    """The controller, the decoder, the backends, the key capture and the
+    worker know nothing of the frontends, the commands, the composition
+    (``runtime``, ``lifecycle``) or the benchmarks.  The frontends implement
+    the controller's ports and import them from it (``daemon/controller/ports.py``),
+    never the other way round."""
+    assert _upward_imports((package,), ABOVE_THE_CORE) == []
+
+
+def test_the_benchmarks_use_no_command_or_frontend():
+    """``daemon/evaluation`` drives the controller and the worker itself
+    (a recording sink in place of a frontend); the commands call it, never
+    the other way round."""
+    assert _upward_imports(("daemon.evaluation",), ("daemon.commands", "daemon.frontends", "daemon.lifecycle",
+                                                    "daemon.__main__", "ui")) == []
+
+
+def test_the_composition_knows_no_frontend():
+    """``runtime`` and ``lifecycle`` serve every frontend alike."""
+    assert _upward_imports(("daemon.runtime", "daemon.lifecycle"), ("daemon.frontends", "daemon.commands",
+                                                                    "daemon.evaluation", "ui")) == []
+
+
+def test_shipped_code_never_imports_the_tests():
+    """The research scripts under ``tests/research`` use the shipped code;
+    nothing shipped uses them (the wheel does not carry ``tests``)."""
+    paths = [p for pkg in ("daemon", "ui") for p in (ROOT / pkg).rglob("*.py")]
+    assert _imports_under(paths, ("tests",)) == []
+
+
+#: No module of ``daemon`` or ``ui`` is longer than this.
+LONG_MODULE_LINES = 520
+#: Modules allowed past it, each with its reason in its docstring.
 LONG_MODULES: dict[str, str] = {}
 
 
-def test_daemon_modules_stay_readable():
-    too_long = {_modules_named(p): n for p in (ROOT / "daemon").rglob("*.py")
-                if (n := len(p.read_text(encoding="utf-8").splitlines())) > 520 and _modules_named(p) not in LONG_MODULES}
+@pytest.mark.parametrize("package", ["daemon", "ui"])
+def test_modules_stay_readable(package):
+    too_long = {_modules_named(p): n for p in (ROOT / package).rglob("*.py")
+                if (n := len(p.read_text(encoding="utf-8").splitlines())) > LONG_MODULE_LINES
+                and _modules_named(p) not in LONG_MODULES}
     assert too_long == {}

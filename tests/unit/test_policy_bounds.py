@@ -1,4 +1,4 @@
-"""The bounds on what a gate or length rule could gain (daemon.evaluation.policy_bounds),
+"""The bounds on what a gate or length rule could gain (tests.research.policy_bounds),
 counted exactly on scripted suggestions."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from daemon.evaluation import policy_bounds as pb
-from daemon.evaluation.user_policy import Policy, evaluate
+from tests.research import policy_bounds as pb
+from tests.research.user_policy import Policy, evaluate
 
 TEXT = "the cat sat on the mat"
 

@@ -109,7 +109,7 @@ def records_of(suggester, text: str) -> dict[int, dict]:
 
 @pytest.mark.parametrize("tail", ["", " zzz", " the"])
 def test_the_offline_replay_takes_the_path_the_patient_user_takes_through_the_daemon(tail):
-    from daemon.evaluation.user_policy import Policy, replay
+    from tests.research.user_policy import Policy, replay
 
     text = "the cat sat on the mat and the dog sat on the log"
     live = simulate_user(Scripted(text, tail=tail), CONFIG, text, key_interval_ms=0)
@@ -121,7 +121,7 @@ def test_the_offline_replay_takes_the_path_the_patient_user_takes_through_the_da
 def test_the_policy_gates_and_cuts_the_continuation_as_the_decoder_does():
     import math
 
-    from daemon.evaluation.user_policy import Policy, shown_text
+    from tests.research.user_policy import Policy, shown_text
 
     record = {"text": "tor that allows users", "confidence": 0.8, "features": None,
               "tail": [[8, math.log(0.9)], [15, math.log(0.5)], [21, math.log(0.9)]]}

@@ -6,7 +6,8 @@
     StatsRecorder (its own thread) reads Controller.counters -> the stats file
     menu's "Off in <app>", "Settings..." -> UserActions -> config file, Controller
 
-The same Controller, worker, config and privacy rules as ``ghosttype run``;
+The same Controller, worker, config and privacy rules as ``ghosttype run``,
+started, reloaded and stopped the same way (:class:`daemon.lifecycle.Lifecycle`);
 no Qt, no keyboard listener, no platform backend.
 """
 
@@ -23,17 +24,12 @@ import time
 from typing import Optional
 
 from daemon import __version__
-from daemon.config import Config
-from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller
-from daemon.frontends.ibus import wire
+from daemon.frontends.ibus import shell_extension, wire
 from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
 from daemon.frontends.ibus.frontend import IBusFrontend
-from daemon.frontends.ibus import shell_extension
 from daemon.frontends.ibus.shell_ghost import ShellGhost
-from daemon.logsetup import set_level, setup_logging
-from daemon.runtime import load_startup_config, new_worker
-from daemon.stats import StatsRecorder
+from daemon.lifecycle import Lifecycle
 from daemon.user_actions import UserActions
 
 log = logging.getLogger(__name__)
@@ -126,16 +122,12 @@ class EngineProcess:
         self.overrides = overrides
         self.log_level = log_level
         self.started_by_ibus = started_by_ibus
-        self._worker_lock = threading.Lock()
-        self._worker = None
-        self._controller: Optional[Controller] = None
+        self.lifecycle = Lifecycle(config_path, overrides, log_level, log=log)
         self._service: Optional[IBusService] = None
 
     def run(self) -> int:
-        config, config_error = load_startup_config(self.config_path, self.overrides)
-        setup_logging(self.log_level or config.log_level)
-        if config_error:
-            log.error("config: %s (using defaults until it is fixed)", config_error.splitlines()[0])
+        lifecycle = self.lifecycle
+        config = lifecycle.load()
         address = ibus_address()
         if address is None:
             raise IBusUnavailable("no ibus-daemon is running for this session (start it with `ibus-daemon -d`, "
@@ -143,10 +135,8 @@ class EngineProcess:
         frontend = IBusFrontend()
         controller = Controller(config, frontend, injector=frontend, suppressor=frontend)
         frontend.attach(controller)
-        self._controller = controller
-        stats = StatsRecorder(controller.counters, lambda: controller.config.stats)
-        frontend.actions = UserActions(self.config_path, lambda: controller.config,
-                                       lambda cfg: self._apply_config(cfg.with_overrides(**self.overrides)), stats)
+        stats = lifecycle.adopt(controller, frontend)
+        frontend.actions = UserActions(self.config_path, lambda: controller.config, lifecycle.on_config_change, stats)
         # Register before anything slow (the model loads on the worker's
         # thread afterwards): a desktop gives a selected engine only a few
         # seconds to appear.  Keys pass through untouched until the model is ready.
@@ -162,22 +152,10 @@ class EngineProcess:
         except IBusUnavailable as e:
             log.warning("cannot tell whether an IBus panel runs (%s): assuming one does", e)
         shell = start_shell_ghost(frontend)
-        self._worker = new_worker(config, controller)
-        controller.attach_worker(self._worker)
-        self._worker.start()
-        if config_error:
-            controller.on_config_error(config_error)
-        controller.start()
+        lifecycle.start()
         version = ibus_version()
         frontend.prediction_hint = version is not None and version >= PREDICTION_HINT_SINCE
-        watcher = ConfigWatcher(
-            self.config_path,
-            on_change=lambda cfg: self._apply_config(cfg.with_overrides(**self.overrides)),
-            on_error=controller.on_config_error,
-            current=config,
-        )
-        watcher.start()
-        stats.start()
+        lifecycle.watch()
         previous = {s: signal.signal(s, lambda *_: service.stop()) for s in (signal.SIGTERM, signal.SIGINT)}
         log.info("ghosttype IBus engine running (%s, config %s)",
                  "started by ibus-daemon" if self.started_by_ibus else "registered at run time", self.config_path)
@@ -186,27 +164,7 @@ class EngineProcess:
         finally:
             for s, h in previous.items():
                 signal.signal(s, h)
-            for step, action in (("config watcher", watcher.stop), ("GNOME Shell link", shell.close),
-                                 ("controller", controller.close), ("stats", stats.stop),
-                                 ("worker", lambda: self._worker.stop()), ("connection", service.close)):
-                try:
-                    action()
-                except Exception:
-                    log.exception("stopping the %s failed", step)
+            lifecycle.shutdown(links=(("GNOME Shell link", shell.close),),
+                               outputs=(("connection", service.close),))
             log.info("ghosttype IBus engine stopped")
         return 0
-
-    def _apply_config(self, config: Config) -> None:
-        controller = self._controller
-        if controller is None:
-            return
-        old = controller.config
-        set_level(config.log_level if self.log_level is None else self.log_level)
-        controller.apply_config(config)
-        if config.worker_settings() != old.worker_settings():
-            with self._worker_lock:
-                old_worker, self._worker = self._worker, new_worker(config, controller)
-                controller.attach_worker(self._worker)
-                self._worker.start()
-            old_worker.stop()
-            log.info("model settings changed: reloading the model")

@@ -16,14 +16,14 @@ word) and asks again.
 A policy decides what of a suggestion is shown: nothing (the gate), or its
 beginning up to where the continuation's probability drops (the length rule).
 
-    python -m daemon.evaluation.user_policy collect FILE... --chars 1000 --out DIR [--model M]
-    python -m daemon.evaluation.user_policy sweep DIR/*.json
-    python -m daemon.evaluation.user_policy looks DIR/*.json --save-training OUT.json
+    python -m tests.research.user_policy collect FILE... --chars 1000 --out DIR [--model M]
+    python -m tests.research.user_policy sweep DIR/*.json
+    python -m tests.research.user_policy looks DIR/*.json --save-training OUT.json
 
 ``looks`` labels every fresh suggestion the user looked at with the gate off
 (useful: accepted whole or by its first word; wrong: its first character was
 not the next one; right suggestions the user typed through are left out) and
-writes them in the training format of :mod:`daemon.evaluation.confidence_fit`,
+writes them in the training format of :mod:`tests.research.confidence_fit`,
 which fits the confidence on them.
 
 These are benchmark texts, not anything a user typed; ``collect`` writes the
@@ -40,13 +40,13 @@ import pathlib
 import re
 import sys
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence, TypeVar
+from typing import Callable, Iterable, Optional, Sequence
 
 from daemon.evaluation.replay import choose_start
 from daemon.evaluation.simulate import MIN_WORD_ACCEPT, UserRun, as_typed, kind_of
+from daemon.evaluation.tune import MAX_WRONG_PER_100, most_saved
 
 _WORD_CHAR = re.compile(r"\w")
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def replay(text: str, start: int, records: dict[int, dict], policy: Policy,
     ``accept``, ``word``, ``typed`` (right, typed through) or ``wrong``.
     ``show(pos)``, when given, decides what is shown of the suggestion asked
     for at ``pos`` instead of ``policy`` (the bounds of
-    :mod:`daemon.evaluation.policy_bounds` see the text ahead)."""
+    :mod:`tests.research.policy_bounds` see the text ahead)."""
     from daemon.controller import next_word
 
     end = max(records) + 1
@@ -197,7 +197,7 @@ def collect(decoder, text: str, start: int, end: int, params, progress=None) -> 
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
-    from daemon.commands.complete import load_lm, resolve
+    from daemon.backends.llamacpp.open import load_lm, resolve
     from daemon.cpc.beam import Decoder
     from daemon.cpc.suggestion import BeamParams
     from daemon.evaluation.progress import terminal_progress
@@ -245,11 +245,11 @@ def evaluate(runs: Sequence[dict], policy: Policy) -> UserRun:
 
 
 def looks(runs: Sequence[dict], policy: Policy = Policy(0.0, 0.0)) -> list:
-    """Training examples (:class:`daemon.evaluation.confidence_fit.Example`)
+    """Training examples (:class:`tests.research.confidence_fit.Example`)
     from the fresh suggestions the user looked at under ``policy`` (by
     default everything the decoder proposed, gate off)."""
     from daemon.cpc.confidence import signals_from_features
-    from daemon.evaluation.confidence_fit import Example
+    from tests.research.confidence_fit import Example
 
     out = []
     for r in runs:
@@ -264,7 +264,7 @@ def looks(runs: Sequence[dict], policy: Policy = Policy(0.0, 0.0)) -> list:
 
 
 def _cmd_looks(args: argparse.Namespace) -> int:
-    from daemon.evaluation.confidence_fit import training_json
+    from tests.research.confidence_fit import training_json
 
     examples = looks(load(args.files))
     useful = sum(e.right for e in examples)
@@ -275,8 +275,6 @@ def _cmd_looks(args: argparse.Namespace) -> int:
 
 GRID_THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(0, 19))
 GRID_CONTINUE = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
-#: What the policy is chosen for: at most this many wrong suggestions seen per 100 keystrokes.
-MAX_WRONG_PER_100 = 15.0
 
 
 def policies(coefficients: Optional[tuple[float, ...]] = None) -> list[Policy]:
@@ -291,13 +289,6 @@ def best_policy(runs: Sequence[dict], candidates: Sequence[Policy], max_wrong: f
     return policy, run
 
 
-def most_saved(scored: Sequence[tuple[UserRun, T]], max_wrong: float = MAX_WRONG_PER_100) -> tuple[UserRun, T]:
-    """Of ``(run, rule)`` pairs, the one that saved the most keystrokes with at
-    most ``max_wrong`` wrong suggestions per 100 (the fewest wrong if none did)."""
-    ok = [(r, p) for r, p in scored if r.wrong_per_100 <= max_wrong] or [min(scored, key=lambda rp: rp[0].wrong_per_100)]
-    return max(ok, key=lambda rp: rp[0].saved)
-
-
 def frontier(runs: Sequence[dict], candidates: Sequence[Policy]) -> list[tuple[UserRun, Policy]]:
     """The candidates no other beats on both keystrokes saved and wrong suggestions."""
     out: list[tuple[UserRun, Policy]] = []
@@ -308,7 +299,7 @@ def frontier(runs: Sequence[dict], candidates: Sequence[Policy]) -> list[tuple[U
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from daemon.evaluation.confidence_fit import design, fit_logistic
+    from tests.research.confidence_fit import design, fit_logistic
 
     runs = load(args.files)
     print(f"{'policy':34} {'saved':>7} {'wrong/100':>9} {'accepts':>8} {'words':>6}")
@@ -339,7 +330,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m daemon.evaluation.user_policy", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.research.user_policy", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect")
     c.add_argument("files", nargs="+")

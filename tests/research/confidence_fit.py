@@ -1,6 +1,6 @@
 """Fit the confidence model (:mod:`daemon.cpc.confidence`) on saved quality runs.
 
-``python -m daemon.evaluation.confidence_fit RUN.json... [--strategy cpc2]
+``python -m tests.research.confidence_fit RUN.json... [--strategy cpc2]
 [--save-training OUT.json] [--training IN.json]`` reads the cases that
 ``ghosttype eval --json`` wrote (every case keeps the decoder's signals and
 whether its suggestion finished the word right) and prints:
@@ -241,7 +241,7 @@ def report(examples: Sequence[Example], out=print) -> tuple[np.ndarray, Optional
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m daemon.evaluation.confidence_fit", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tests.research.confidence_fit", description=__doc__.split("\n\n")[0])
     p.add_argument("runs", nargs="*", metavar="RUN.json", help="ghosttype eval --json outputs")
     p.add_argument("--strategy", default="cpc2", help="strategy whose suggestions to fit on (default cpc2)")
     p.add_argument("--training", metavar="IN.json", help="read a --save-training file instead of runs")

@@ -1,7 +1,7 @@
 """How much a better gate or length rule could still gain from the decoder's
 suggestions, and how much a length rule learned from them does gain.
 
-The patient user of :mod:`daemon.evaluation.user_policy` is replayed over the
+The patient user of :mod:`tests.research.user_policy` is replayed over the
 suggestions ``collect`` saved, under display rules of two kinds:
 
 * **Foresight** (no real rule can do this: it reads the text ahead).  The
@@ -19,7 +19,7 @@ suggestions ``collect`` saved, under display rules of two kinds:
   and measured on each held-out one, against the shipped rule
   (``continue_min_prob``) chosen the same way.
 
-    python -m daemon.evaluation.policy_bounds DIR/*.json
+    python -m tests.research.policy_bounds DIR/*.json
 
 These are benchmark texts, not anything a user typed.
 """
@@ -36,9 +36,9 @@ import numpy as np
 
 from daemon.controller import next_word
 from daemon.cpc.suggestion import BeamParams
-from daemon.evaluation.confidence_fit import fit_logistic
+from tests.research.confidence_fit import fit_logistic
 from daemon.evaluation.simulate import UserRun
-from daemon.evaluation.user_policy import (
+from tests.research.user_policy import (
     _WORD_CHAR, MAX_WRONG_PER_100, Policy, _first_word_end, best_policy, confidence, evaluate, load, most_saved,
     replay, shown_text,
 )
@@ -203,9 +203,9 @@ def _fmt(run: UserRun) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m daemon.evaluation.policy_bounds",
+    parser = argparse.ArgumentParser(prog="python -m tests.research.policy_bounds",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="+", help="what `python -m daemon.evaluation.user_policy collect` wrote")
+    parser.add_argument("files", nargs="+", help="what `python -m tests.research.user_policy collect` wrote")
     args = parser.parse_args(argv)
     runs = load(args.files)
     defaults = BeamParams()

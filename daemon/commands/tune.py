@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             config = load_config(path)
         except ConfigError as exc:
-            raise UsageError(exc.first_line()) from None
+            raise UsageError(exc.first_line) from None
         stretch = _stretch(args, config.context_chars)
         trials = _measure(args, config, stretch)
         best = best_trial(trials, args.max_wrong)
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             edit_config(changes, path)
         except ConfigError as exc:
-            raise UsageError(exc.first_line()) from None
+            raise UsageError(exc.first_line) from None
         print(f"written to {path}")
         return 0
     except UsageError as exc:

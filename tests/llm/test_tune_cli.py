@@ -67,3 +67,15 @@ def test_tune_refuses_a_missing_file_and_writes_nothing(tmp_path):
     assert out.returncode == 2
     assert "no such file" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert config.read_text(encoding="utf-8") == CONFIG
+
+
+def test_tune_reports_a_broken_config_in_one_line_and_writes_nothing(tmp_path):
+    config = tmp_path / "config.toml"
+    broken = CONFIG + "beam_width = -3\n"
+    config.write_text(broken, encoding="utf-8")
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    out = _tune(tmp_path, str(text), "--model", "smollm2", "--config", str(config))
+    assert out.returncode == 2, out.stderr
+    assert "beam_width" in out.stderr and "Traceback" not in out.stderr
+    assert config.read_text(encoding="utf-8") == broken

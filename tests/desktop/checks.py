@@ -20,7 +20,10 @@ GNOME_ACTIVATION_MS = 4000
 #: How far from the last typed character a suggestion may be drawn: the popup's top-left sits a line
 #: below the caret, inline ghost text right after it.
 NEAR = 60
-SECRET = "correct horse battery sta"
+#: What is typed into password fields: words the model completes with confidence in a plain field (its
+#: suggestion there is "itor that allows users to"), so a suggestion that leaked into a password field would
+#: be on screen when the field is judged from the screen.
+SECRET = "Vim is a highly configurable text ed"
 #: Inline ghost text (GNOME with ghosttype's Shell extension), against the text Tab inserted: how far apart
 #: their starts may be (the pixel between the caret and the suggestion; one character is 7 px or more),
 #: how much fainter than typed text its ink must be and how strong at least (readable), and how many pixels
@@ -293,6 +296,30 @@ def check_user_session(results: dict, app: str) -> str:
         read.append((box, seen))
     pytest.fail(f"{app}: Tab inserted {x!r}, but where it changed the screen {res['shots'].get('1-shown')} "
                 f"showed before: {read}")
+
+
+#: Pixels a suggestion of a word or more changes when it goes (a caret appearing in the clicked field: ~40).
+WORD_PIXELS = 150
+
+
+def check_click_into_another_field(results: dict, app: str) -> None:
+    """A click into another field while a suggestion shows: the suggestion went from the screen with the
+    click (150 px or more changed inside a place that changed, its focus ring left out), nothing shows afterwards (Esc changes under 60 px), the first field
+    kept exactly its text, and Tab in the clicked field inserted nothing there (it is a Tab again)."""
+    res = _scenario(results, app)
+    assert res.get("clicked_into") == "u", f"{app}: the click did not land in the page's second field " \
+                                           f"(focus: {res.get('clicked_into')!r}); see {res['shots'].get('5-clicked')}"
+    before, clicked = (screen_text.local(res["shots"].get(k), results) for k in ("4-before-click", "5-clicked"))
+    went = [(screen_text.changed_inside(before, clicked, box), box) for _, box in res.get("click_regions") or []]
+    assert any(n >= WORD_PIXELS for n, _ in went), (
+        f"{app}: no suggestion went from the screen at the click (pixels changed inside each place that changed, "
+        f"focus rings left out: {went}); see {res['shots'].get('4-before-click')}")
+    n, box = res.get("diff_click_esc") or (-1, [])
+    assert 0 <= n < MIN_VISIBLE_PIXELS, f"{app}: after the click Esc changed {n} pixels at {box}: something still showed"
+    before = field_text(res) + res["typed_more"]
+    assert res.get("text_after_click") == before, \
+        f"{app}: the first field holds {res.get('text_after_click')!r} after the click, typed {before!r}"
+    assert res.get("other_field") == "", f"{app}: Tab inserted {res.get('other_field')!r} into the clicked field"
 
 
 def check_layout(results: dict, app: str, complete: list[dict]) -> str:

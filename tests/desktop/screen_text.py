@@ -74,3 +74,16 @@ def changed_box(a: pathlib.Path | None, b: pathlib.Path | None) -> list[int] | N
     d = ImageChops.difference(Image.open(a).convert("RGB"), Image.open(b).convert("RGB")).convert("L")
     box = d.point(lambda v: 255 if v > 40 else 0).getbbox()
     return list(box) if box else None
+
+
+def changed_inside(a: pathlib.Path | None, b: pathlib.Path | None, box: list[int], border: int = 4) -> int:
+    """How many pixels differ clearly between two screenshots inside ``box`` less ``border`` px on each
+    side (a field's focus ring is its border; what changed within it is its content)."""
+    if a is None or b is None or not (a.exists() and b.exists()):
+        return -1
+    x0, y0, x1, y1 = box
+    inner = (x0 + border, y0 + border, x1 - border, y1 - border)
+    if inner[0] >= inner[2] or inner[1] >= inner[3]:
+        return 0
+    d = ImageChops.difference(Image.open(a).convert("RGB").crop(inner), Image.open(b).convert("RGB").crop(inner))
+    return d.convert("L").point(lambda v: 255 if v > 40 else 0).histogram()[255]

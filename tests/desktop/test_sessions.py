@@ -131,3 +131,12 @@ def test_with_the_extension_switched_off_gnome_shows_ibus_popup(desktops, app):
 @pytest.mark.parametrize("desktop, app", USER_CASES)
 def test_default_config_at_typing_speed_tab_inserts_what_the_screen_showed(desktops, desktop, app):
     checks.check_user_session(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+#: Where the tier can click (KWin's fake input; not GNOME's RemoteDesktop without a screen-cast stream).
+CLICK_CASES = [("kde-user", "firefox")]
+
+
+@pytest.mark.parametrize("desktop, app", CLICK_CASES)
+def test_a_click_into_another_field_takes_the_suggestion_away(desktops, desktop, app):
+    checks.check_click_into_another_field(desktops(desktop, SCENARIOS[desktop]), app)

@@ -40,7 +40,10 @@ LAYOUT = os.environ.get("GT_LAYOUT", "")
 #: Typed on the German layout: ö ä ü ß where it puts them, and y/z swapped against US keyboards.
 DE_PHRASE = os.environ.get("DE_PHRASE", "Schöne Grüße aus Zürich, wo der Käse gut ist. Die Yacht liegt am "
                                         "Bodensee, nahe der Grenze zu Bay")
-SECRET = "correct horse battery sta"
+#: What is typed into password fields: words the model completes with confidence in a plain field (its
+#: suggestion there is "itor that allows users to"), so a suggestion that leaked into a password field would
+#: be on screen when the field is judged from the screen.
+SECRET = "Vim is a highly configurable text ed"
 #: The user session (GT_USER): the default config, keys at the session's pace (about 8 a second) with no
 #: wait for the engine, Tab as soon as the user has seen the suggestion.
 USER = bool(os.environ.get("GT_USER"))
@@ -235,6 +238,7 @@ def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = ()) -> dict:
 # ---- keyboard layouts ---------------------------------------------------------------------------------
 
 EV_SHIFT = 42
+BTN_LEFT = 0x110
 
 
 def _german_keys() -> dict[str, tuple[int, bool]]:
@@ -261,6 +265,9 @@ class Gnome:
     MASK = (380, 0, 644, 36)  # the top bar's clock (IBus's popup may be drawn anywhere else, even up there)
     RD = "org.gnome.Mutter.RemoteDesktop"
     KEYSYMS = {"Tab": 0xFF09, "Return": 0xFF0D, "Escape": 0xFF1B, "BackSpace": 0xFF08, "ctrl": 0xFFE3}
+    #: No pointer: Mutter's RemoteDesktop moved no pointer into the window in this headless session by relative
+    #: motion, and absolute motion needs a screen-cast stream (PipeWire), which the tier does not run.
+    CLICKS = False
 
     def __init__(self, out: str):
         self.out = out
@@ -402,6 +409,7 @@ class Kde:
                ")": "0", "_": "-", "+": "=", "{": "[", "}": "]", ":": ";", '"': "'", "~": "`", "|": "\\",
                "<": ",", ">": ".", "?": "/"}
     NAMED = {"Tab": 15, "Return": 28, "Escape": 1, "BackSpace": 14, "ctrl": 29, "shift": 42}
+    CLICKS = True  #: org_kde_kwin_fake_input moves the pointer to absolute positions
 
     def __init__(self, out: str):
         self.out = out
@@ -491,6 +499,16 @@ class Kde:
         for m in reversed(mods):
             self.fi.keyboard_key(self.NAMED[m], 0)
         self.disp.roundtrip()
+
+    def click(self, x: int, y: int) -> None:
+        """A left click at (x, y)."""
+        self.fi.pointer_motion_absolute(float(x), float(y))
+        self.disp.roundtrip()
+        time.sleep(0.2)
+        for state in (1, 0):
+            self.fi.button(BTN_LEFT, state)
+            self.disp.roundtrip()
+            time.sleep(0.05)
 
     def settle(self) -> None:
         pass
@@ -830,8 +848,35 @@ def scenario_user(desk, app: App, res: dict) -> None:
     time.sleep(0.8)
     if app.readback == "page":
         time.sleep(1.0)
-    res["text"] = app.text()
+    res["text"] = app.text("t" if app.readback == "page" else "")
     shot("3-end")
+    if app.readback == "page" and desk.CLICKS:
+        click_away(desk, app, res, shot)
+
+
+#: Where the user clicks while a suggestion shows: inside the page's second textarea (#u), below the
+#: button, on GNOME (a top bar) and on KWin alike.
+CLICK_AT = (500, 450)
+
+
+def click_away(desk, app: App, res: dict, shot: Callable[[str], str]) -> None:
+    """A click into another field while a suggestion shows: more of the phrase typed, the pause, a click into
+    the page's second textarea, then Esc (which would hide anything still shown) and Tab."""
+    res["typed_more"] = " Vim is a highly configurable text ed"  # words the model completes: a suggestion shows
+    desk.type(res["typed_more"])
+    time.sleep(USER_READS_S)
+    before = shot("4-before-click")
+    desk.click(*CLICK_AT)
+    time.sleep(1.0)
+    clicked = shot("5-clicked")
+    res["clicked_into"] = app.page_focus()
+    res["click_regions"] = diff_regions(before, clicked, desk.MASK)[:8]
+    res["diff_click_esc"] = esc_diff(desk, clicked, clicked.replace("5-clicked", "6-click-esc"), res["shots"],
+                                     "6-click-esc")
+    desk.key("Tab")
+    time.sleep(1.0)
+    res["text_after_click"] = app.text("t")
+    res["other_field"] = app.text("u")
 
 
 #: How long the user of scenario_user looks at a suggestion before pressing Tab.

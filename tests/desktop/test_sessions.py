@@ -49,7 +49,7 @@ PASSWORD_CASES = [(d, a) for d in PASSWORD for a in PASSWORD[d]]
 INLINE_CASES = [("gnome", a) for a in NORMAL["gnome"]] + [(d, a) for d in DARK for a in DARK[d]]
 JUMP_CASES = [(d, a) for d in JUMP for a in JUMP[d]]
 
-#: The user session (the default config, keys at the session's pace, Tab at once): one per desktop.
+#: The user session (the default config, a key every 100 ms, Tab at once): one per desktop.
 USER = {"gnome-user": ["firefox", "qt"], "kde-user": ["firefox", "qt"]}
 SCENARIOS |= USER
 USER_CASES = [(d, a) for d in USER for a in USER[d]]
@@ -133,7 +133,8 @@ def test_default_config_at_typing_speed_tab_inserts_what_the_screen_showed(deskt
     checks.check_user_session(desktops(desktop, SCENARIOS[desktop]), app)
 
 
-#: Where the tier can click (KWin's fake input; not GNOME's RemoteDesktop without a screen-cast stream).
+#: A click into another field: Firefox, where the page says which field has the focus; on KWin (its fake
+#: input places the pointer; GNOME's RemoteDesktop gave the tier no working pointer, see inside/session.py).
 CLICK_CASES = [("kde-user", "firefox")]
 
 

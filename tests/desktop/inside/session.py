@@ -44,9 +44,11 @@ DE_PHRASE = os.environ.get("DE_PHRASE", "Schöne Grüße aus Zürich, wo der Kä
 #: suggestion there is "itor that allows users to"), so a suggestion that leaked into a password field would
 #: be on screen when the field is judged from the screen.
 SECRET = "Vim is a highly configurable text ed"
-#: The user session (GT_USER): the default config, keys at the session's pace (about 8 a second) with no
-#: wait for the engine, Tab as soon as the user has seen the suggestion.
+#: The user session (GT_USER): the default config, a key every 100 ms with no wait for the engine, Tab as
+#: soon as the user has seen the suggestion.
 USER = bool(os.environ.get("GT_USER"))
+#: Each key is held 30 ms; then this long until the next: a key every 120 ms, every 100 ms in the user session.
+KEY_GAP_S = 0.07 if USER else 0.09
 HOME = os.environ["HOME"]
 RUNDIR = os.environ["XDG_RUNTIME_DIR"]
 ENV = dict(os.environ, LANG="C.UTF-8", XDG_CONFIG_HOME=f"{HOME}/.config", XDG_STATE_HOME=f"{HOME}/.local/state",
@@ -265,9 +267,11 @@ class Gnome:
     MASK = (380, 0, 644, 36)  # the top bar's clock (IBus's popup may be drawn anywhere else, even up there)
     RD = "org.gnome.Mutter.RemoteDesktop"
     KEYSYMS = {"Tab": 0xFF09, "Return": 0xFF0D, "Escape": 0xFF1B, "BackSpace": 0xFF08, "ctrl": 0xFFE3}
-    #: No pointer: Mutter's RemoteDesktop moved no pointer into the window in this headless session by relative
-    #: motion, and absolute motion needs a screen-cast stream (PipeWire), which the tier does not run.
+    #: No pointer: the clicks Mutter's RemoteDesktop was sent by relative motion (from either corner) never
+    #: reached the window in this headless session, and absolute motion needs a screen-cast stream (PipeWire).
     CLICKS = False
+    #: The virtual monitor's size (gnome-shell --virtual-monitor below).
+    SCREEN = (1024, 600)
 
     def __init__(self, out: str):
         self.out = out
@@ -288,7 +292,8 @@ class Gnome:
         for schema, key, val in gs:
             subprocess.run(["gsettings", "set", schema, key, val], env=ENV, check=False)
         env = dict(ENV, XDG_SESSION_TYPE="wayland")
-        self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", "--virtual-monitor", "1024x600"],
+        monitor = "x".join(map(str, self.SCREEN))
+        self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", "--virtual-monitor", monitor],
                            f"{self.out}/gnome-shell.log", env=env)
         if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-0") or self.shell.poll() is not None, 60) \
                 or self.shell.poll() is not None:
@@ -338,7 +343,7 @@ class Gnome:
         self._press(ks, True)
         time.sleep(0.03)
         self._press(ks, False)
-        time.sleep(0.09)
+        time.sleep(KEY_GAP_S)
 
     def type(self, text: str) -> None:
         for ch in text:
@@ -478,7 +483,7 @@ class Kde:
         if shift:
             self.fi.keyboard_key(42, 0)
         self.disp.roundtrip()
-        time.sleep(0.09)
+        time.sleep(KEY_GAP_S)
 
     def type(self, text: str) -> None:
         for ch in text:
@@ -829,8 +834,8 @@ def scenario_normal(desk, app: App, res: dict) -> None:
 
 
 def scenario_user(desk, app: App, res: dict) -> None:
-    """ghosttype as installed (the default config) and typed into as people type: the phrase at the
-    session's pace with no wait for the engine, a pause to read the suggestion, Tab at once, "!". The
+    """ghosttype as installed (the default config) and typed into as people type: the phrase typed
+    a key every 100 ms with no wait for the engine, a pause to read the suggestion, Tab at once, "!". The
     engine's default log names no suggestion, so what showed is read off the screen: where the screen
     changed when Tab replaced the suggestion with the text it inserted."""
     shot = shooter(desk, app, res)

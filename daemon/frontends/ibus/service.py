@@ -119,8 +119,6 @@ class EngineProcess:
     def __init__(self, config_path: pathlib.Path, overrides: dict, log_level: Optional[str] = None,
                  started_by_ibus: bool = False) -> None:
         self.config_path = config_path
-        self.overrides = overrides
-        self.log_level = log_level
         self.started_by_ibus = started_by_ibus
         self.lifecycle = Lifecycle(config_path, overrides, log_level, log=log)
         self._service: Optional[IBusService] = None

@@ -88,9 +88,7 @@ class Daemon:
         log_level: Optional[str] = None,
     ) -> None:
         self.config_path = config_path
-        self.overrides = overrides
         self.frontend_factory = frontend_factory
-        self.log_level = log_level
         self._rt: Optional[_Runtime] = None
         self.notices = Notices(desktop_notifier())
         self.lifecycle = Lifecycle(config_path, overrides, log_level, self.notices, log)

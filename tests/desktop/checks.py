@@ -111,18 +111,19 @@ def read_off_screen(results: dict, res: dict, step: str, box: list) -> str:
     return screen_text.read(png, box)
 
 
-def check_screen_shows_what_tab_inserts(results: dict, app: str, shot: str = "6-before-tab") -> str:
+def check_screen_shows_what_tab_inserts(results: dict, app: str) -> str:
     """The suggestion on screen, read with OCR where the screen showed it (the place where the screenshot
     before Tab differs from the same field without it), says what Tab then inserted."""
     res = _scenario(results, app)
     x = inserted(res)
     assert x and "\t" not in x, f"{app}: Tab inserted {x!r}; nothing to compare the screen with"
-    region = ((res.get("inline") or {}).get("ghost") if shot == "6-before-tab" else res.get("suggestion_region"))
+    region = (res.get("inline") or {}).get("ghost")
     assert region, f"{app}: no place on screen where the suggestion showed"
-    seen = read_off_screen(results, res, shot, region[1])
+    seen = read_off_screen(results, res, "6-before-tab", region[1])
     share, extra = screen_text.reads_as(seen, x)
     assert share >= READ_MATCH and extra <= READ_EXTRA, (
-        f"{app}: the screen showed {seen!r} (OCR at {region[1]} of {res['shots'].get(shot)}), Tab inserted {x!r} "
+        f"{app}: the screen showed {seen!r} (OCR at {region[1]} of {res['shots'].get('6-before-tab')}), "
+        f"Tab inserted {x!r} "
         f"({share:.0%} of it read there, {extra} characters more)")
     return seen
 

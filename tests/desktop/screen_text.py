@@ -66,13 +66,21 @@ def reads_as(ocr: str, expected: str) -> tuple[float, int]:
     return matched / len(a), len(b) - matched
 
 
+def _changed(a: pathlib.Path, b: pathlib.Path, box: tuple[int, int, int, int] | None = None) -> Image.Image:
+    """The pixels (within ``box``) that differ clearly between two screenshots, as a 0/255 image: the
+    difference's brightness over 40, as the session's diffs count them."""
+    ia, ib = Image.open(a).convert("RGB"), Image.open(b).convert("RGB")
+    if box is not None:
+        ia, ib = ia.crop(box), ib.crop(box)
+    return ImageChops.difference(ia, ib).convert("L").point(lambda v: 255 if v > 40 else 0)
+
+
 def changed_box(a: pathlib.Path | None, b: pathlib.Path | None) -> list[int] | None:
-    """The box (x0, y0, x1, y1) of the pixels that differ clearly between two screenshots (any channel
-    by more than 40, as the session's diffs), None when one is missing or nothing differs."""
+    """The box (x0, y0, x1, y1) of the pixels that differ clearly between two screenshots, None when one is
+    missing or nothing differs."""
     if a is None or b is None or not (a.exists() and b.exists()):
         return None
-    d = ImageChops.difference(Image.open(a).convert("RGB"), Image.open(b).convert("RGB")).convert("L")
-    box = d.point(lambda v: 255 if v > 40 else 0).getbbox()
+    box = _changed(a, b).getbbox()
     return list(box) if box else None
 
 
@@ -85,5 +93,4 @@ def changed_inside(a: pathlib.Path | None, b: pathlib.Path | None, box: list[int
     inner = (x0 + border, y0 + border, x1 - border, y1 - border)
     if inner[0] >= inner[2] or inner[1] >= inner[3]:
         return 0
-    d = ImageChops.difference(Image.open(a).convert("RGB").crop(inner), Image.open(b).convert("RGB").crop(inner))
-    return d.convert("L").point(lambda v: 255 if v > 40 else 0).histogram()[255]
+    return _changed(a, b, inner).histogram()[255]

@@ -279,13 +279,17 @@ def simulate_files(
     baselines: bool = True,
     served: Any = None,
     code_model: Optional[tuple[str, str]] = None,
+    wrap: Optional[Callable[[str, Any], Any]] = None,
 ) -> dict:
     """Run the simulated user on every file with the configured suggester and,
     with ``baselines``, naive decoding and the field's own words; print a
     table per file and the pooled one; return the JSON object of
     ``--simulate-user --json``.  ``served``: a served model's completer
     instead of loading ``model_path``; ``code_model``: (name, path) of a
-    model for the windows that look like code (:mod:`daemon.code_route`)."""
+    model for the windows that look like code (:mod:`daemon.code_route`);
+    ``wrap(file_name, decoder)``: the completer the configured suggester
+    uses on that file instead of the decoder (a research candidate's
+    wrapper, see tests/research/)."""
     from daemon.backends.llamacpp.open import load_lm
     from daemon.cpc.beam import Decoder
     from daemon.evaluation.progress import terminal_progress
@@ -324,6 +328,8 @@ def simulate_files(
                         code_lm.clear_cache()
                 config = session_config(params, strategy or "cpc", debounce_ms=None)
                 completer = decoder if strategy else FieldWordCompleter()
+                if wrap is not None and name == main_name:
+                    completer = wrap(file_name, decoder)
                 routed = _routed(decoder)
                 run = simulate_user(completer, config, text[:end], start, key_interval_ms, name=name,
                                     on_key=terminal_progress(f"{file_name} [{name}]"))

@@ -16,7 +16,7 @@ import threading
 import time
 
 import pytest
-from jeepney import DBusAddress, MessageType, new_method_call, new_method_return, new_signal
+from jeepney import DBusAddress, MessageType, new_error, new_method_call, new_method_return, new_signal
 from jeepney.io.threading import ReceiveStopped, open_dbus_connection
 
 from daemon.frontends.ibus.shell_ghost import BUS_NAME, OBJECT_PATH, SHELL_NAME, ShellGhost, text_follows_caret
@@ -37,11 +37,14 @@ def wait_until(pred, timeout: float = 5.0) -> bool:
 
 
 class Peer:
-    """A connection owning ``names``; answers Show with ``drawn`` and records every call it gets."""
+    """A connection owning ``names``; answers Show with ``drawn`` and records every call it gets
+    (``Offset`` calls apart, in ``offsets``); ``version`` 1: an extension without ``Offset``."""
 
     def __init__(self, address: str, names: tuple[str, ...]) -> None:
         self.conn = open_dbus_connection(address)
         self.calls: list[tuple[str, tuple]] = []
+        self.offsets: list[tuple] = []
+        self.version = 2
         self.drawn = True
         self.visible: int | None = None  #: characters visible in full (cut with an ellipsis); None: all
         self._replies: dict[int, object] = {}
@@ -67,7 +70,13 @@ class Peer:
                 self._replies[msg.header.fields.get(5)] = msg
             elif kind == MessageType.method_call:
                 member = msg.header.fields.get(3)
-                self.calls.append((member, msg.body))
+                if member == "Offset":
+                    self.offsets.append(msg.body)
+                    if self.version < 2:
+                        self.conn.send(new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod"))
+                        continue
+                else:
+                    self.calls.append((member, msg.body))
                 if member == "Show":
                     n = len(msg.body[0]) if self.visible is None else self.visible
                     self.conn.send(new_method_return(msg, "bu", (self.drawn, n if self.drawn else 0)))
@@ -256,3 +265,58 @@ def test_where_gnome_shell_cut_the_suggestion_at_the_windows_edge_tab_inserts_wh
     assert wait_until(lambda: rig.frontend.armed)
     assert press(engine, TAB) is True
     assert out.committed == ["lo "]
+
+
+def type_reporting(engine, text: str, late: bool, x0: int = 100, width: int = 12) -> None:
+    """Type ``text`` into a client whose caret starts at ``x0`` and moves ``width`` px a character,
+    reporting its rectangle after each key: where the caret is, or (``late``: Firefox, GTK 3 on
+    GNOME) where it was before the key."""
+    engine.set_cursor_location(x0, 40, 0, 18)  # at the focus, before any key
+    for i, ch in enumerate(text):
+        type_text(engine, ch)
+        engine.set_cursor_location(x0 + width * (i if late else i + 1), 40, 0, 18)
+
+
+def test_a_client_that_reports_its_caret_a_key_late_gets_the_suggestion_where_its_caret_is(gnome):
+    """Firefox and GTK 3 report, after each key, the caret from before it: GNOME Shell is told to draw
+    one character further right of that rectangle (the engine counted the key and learned the width
+    from the client's own rectangles). A client on time: right after its caret."""
+    rig, shell, engine, out = gnome
+    type_reporting(engine, "Say hel", late=True)
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    # the rectangle before "l"; the next character goes one 12 px character right of it, after the thin caret
+    assert shell.offsets[-1] == (True, 100 + 12 * 6, 40, 12 + 1)
+    assert press(engine, TAB) is True and out.committed == ["lo world"]
+
+    engine.focus_out()
+    engine.focus_in()  # another field, on time: nothing learned from the first one holds
+    type_reporting(engine, "Say hel", late=False)
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    assert shell.offsets[-1] == (True, 100 + 12 * 7, 40, 1)
+
+
+def test_an_extension_without_offset_still_draws_at_the_reported_caret(gnome):
+    """A GNOME Shell still running the extension of version 1 (until the next login) answers Offset
+    with an error: the suggestion counts as drawn all the same and Tab inserts it."""
+    rig, shell, engine, out = gnome
+    shell.version = 1
+    type_reporting(engine, "Say hel", late=True)
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    assert shell.offsets and shell.calls == [("Show", ("lo world",))]
+    assert press(engine, TAB) is True and out.committed == ["lo world"]
+
+
+def test_keys_that_leave_the_caret_keep_what_was_learned_and_a_client_gone_quiet_is_followed(gnome):
+    """Chromium at times sends no rectangle after Esc and BackSpace: Esc (passed on, nothing shown) does
+    not move the caret, so what the engine learned holds, and the characters typed since the last
+    rectangle move the suggestion right of it."""
+    rig, shell, engine, out = gnome
+    type_reporting(engine, "Say hel", late=False)  # on time: its caret after "l" at 100 + 7 * 12
+    assert press(engine, ESC) is False  # nothing shown: Esc goes to the application
+    type_text(engine, "lo")  # no rectangle for these two
+    rig.deliver(" world")
+    assert wait_until(lambda: rig.frontend.shell.drawn(" world"))
+    assert shell.offsets[-1] == (True, 100 + 7 * 12, 40, 2 * 12 + 1)

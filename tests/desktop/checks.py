@@ -367,12 +367,13 @@ def check_display(results: dict, app: str, expected: str) -> None:
     assert ghost[0] == expected, f"{app}: the suggestion was shown as {ghost[0]}, expected {expected}"
 
 
-def check_inline_at_the_caret(results: dict, app: str, dark: bool = False) -> dict:
+def check_inline_at_the_caret(results: dict, app: str, dark: bool = False, scale: float = 1.0) -> dict:
     """GNOME with ghosttype's Shell extension: the suggestion is grey text on the caret's line starting at the
     caret. Against the field without it (after Esc) and the screen right after Tab inserted it: the
     suggestion's pixels lie on the inserted text's line, start where the inserted text starts, their ink is
     fainter than the inserted (typed) text's yet readable, and no pixel turned dark while it showed (no box).
-    ``dark``: GNOME's dark style, where the field itself must be dark."""
+    ``dark``: GNOME's dark style, where the field itself must be dark. ``scale``: the monitor's, so many
+    screenshot pixels to a logical one (the unit of the caret the application reports)."""
     res = _scenario(results, app)
     check_display(results, app, "shell")
     xfail_where_the_app_sent_no_caret(results, app)
@@ -385,10 +386,12 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False) -> di
     gy, ty = (gb[1] + gb[3]) / 2, (tb[1] + tb[3]) / 2
     assert tb[1] <= gy <= tb[3] and gb[1] <= ty <= gb[3], \
         f"{app}: the suggestion {gb} is not on the line of the text Tab inserted {tb} (x0, y0, x1, y1); {where}"
-    if abs(gb[0] - tb[0]) > START_SLACK:
+    if abs(gb[0] - tb[0]) > START_SLACK * scale:
         caret = caret_sent(res)
-        if caret is not None and caret[1] <= ty <= caret[1] + caret[3] and tb[0] - caret[0] >= LATE_CARET_PX \
-                and abs(gb[0] - caret[0]) <= START_SLACK + 1:
+        if caret is not None:
+            caret = [round(v * scale) for v in caret]
+        if caret is not None and caret[1] <= ty <= caret[1] + caret[3] and tb[0] - caret[0] >= LATE_CARET_PX * scale \
+                and abs(gb[0] - caret[0]) <= (START_SLACK + 1) * scale:
             pytest.xfail(f"{app} said its caret was at x={caret[0]} (its last cursor rectangle before Tab) while its "
                          f"text went at x={tb[0]}: the application's caret report was behind (one key late, or "
                          f"none after the last keys), and the suggestion is drawn where it said (upstream; "
@@ -397,9 +400,44 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False) -> di
                     f"last cursor rectangle: {caret}); {where}")
     if dark:
         assert inl["background"] < 100, f"{app}: the field is not dark (brightness {inl['background']}); {where}"
-    assert inl["turned_dark"] <= MAX_TURNED_DARK, \
+    assert inl["turned_dark"] <= MAX_TURNED_DARK * scale * scale, \
         f"{app}: {inl['turned_dark']} pixels turned dark while the suggestion showed (a box?); {where}"
     assert READABLE <= inl["ghost_contrast"] <= inl["typed_contrast"] - FAINTER, (
         f"{app}: the suggestion's ink has contrast {inl['ghost_contrast']} to the field (background brightness "
         f"{inl['background']}), typed text {inl['typed_contrast']}: it must read as a suggestion; {where}")
+    return inl
+
+
+#: What the screens of a session must be (its monitors as DisplayConfig reported them after the session set
+#: them): the scale of every monitor, and how many there are.
+SCREENS = {"gnome-hidpi": (2.0, 1), "gnome-frac": (1.5, 1), "gnome-twomon": (1.0, 2)}
+#: The suggestion's ink against the inserted text's: how much taller or shorter its box may be (the same
+#: characters in the interface font against the application's; a ghost sized for another scale is 2x off).
+HEIGHT_RATIO = (0.6, 1.6)
+
+
+def check_screens(results: dict, desktop: str) -> list:
+    """The session ran on the screens it is about (a scale the desktop did not apply tests nothing)."""
+    scale, count = SCREENS[desktop]
+    monitors = (results.get("setup") or {}).get("monitors") or []
+    assert len(monitors) == count and all(abs(m[3] - scale) < 0.01 for m in monitors), \
+        f"{desktop}: the monitors are {monitors} (connector, x, y, scale), expected {count} at scale {scale}"
+    return monitors
+
+
+def check_inline_on_these_screens(results: dict, desktop: str, app: str) -> dict:
+    """On a HiDPI, a fractionally scaled or a second monitor: the inline suggestion passes every check of
+    :func:`check_inline_at_the_caret` (the caret's line, where Tab inserts, fainter, no box), is drawn at
+    the application's text size (not at another scale's), and, with two monitors, where the applications
+    open: on the right one (where the pointer is)."""
+    monitors = check_screens(results, desktop)
+    inl = check_inline_at_the_caret(results, app, scale=monitors[0][3])
+    g, t = inl["ghost"][1], inl["inserted"][1]
+    ratio = (g[3] - g[1]) / max(1, t[3] - t[1])
+    assert HEIGHT_RATIO[0] <= ratio <= HEIGHT_RATIO[1], \
+        f"{app}: the suggestion is {g[3] - g[1]} px high, the text Tab inserted {t[3] - t[1]} px ({g}, {t})"
+    if len(monitors) > 1:
+        right = max(m[1] for m in monitors) * monitors[0][3]  # where the right monitor starts on the screenshot
+        assert g[0] >= right and t[0] >= right, \
+            f"{app}: the suggestion {g} or the inserted text {t} is not on the right monitor (x >= {right})"
     return inl

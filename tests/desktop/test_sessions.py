@@ -40,7 +40,12 @@ PREEDIT = {"gnome-preedit": ["chromium", "qt", "gnome-text-editor"]}
 LAYOUT = {"gnome-de": ["gnome-text-editor", "qt"]}
 #: GNOME's dark style: the inline suggestion must read as one on dark fields too.
 DARK = {"gnome-dark": ["gnome-text-editor"]}
-SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) for d in NORMAL} | PREEDIT | LAYOUT | DARK
+#: GNOME on a HiDPI monitor (scale 2), a fractionally scaled one (1.5), and with two monitors (the apps on the
+#: right one): the inline suggestion must stand at the caret, at the text's size, on each.
+SCREENS = {"gnome-hidpi": ["gnome-text-editor", "qt", "chromium"], "gnome-frac": ["gnome-text-editor", "qt"],
+           "gnome-twomon": ["gnome-text-editor", "qt"]}
+SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) for d in NORMAL} | PREEDIT | LAYOUT | DARK | SCREENS
+SCREEN_CASES = [(d, a) for d in SCREENS for a in SCREENS[d]]
 LAYOUT_CASES = [(d, a) for d in LAYOUT for a in LAYOUT[d]]
 PREEDIT_CASES = [(d, a) for d in PREEDIT for a in PREEDIT[d]]
 NORMAL_CASES = [(d, a) for d in NORMAL for a in NORMAL[d]]
@@ -121,6 +126,13 @@ def test_the_engine_registers_inside_gnomes_activation_window(desktops, desktop)
 @pytest.mark.parametrize("desktop, app", INLINE_CASES)
 def test_gnome_draws_grey_text_on_the_carets_line_starting_where_tab_inserts_it(desktops, desktop, app):
     checks.check_inline_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app, dark=desktop in DARK)
+
+
+@pytest.mark.parametrize("desktop, app", SCREEN_CASES)
+def test_gnome_draws_the_suggestion_at_the_caret_on_hidpi_fractional_and_second_monitors(desktops, sid, desktop, app):
+    results = desktops(desktop, SCENARIOS[desktop])
+    checks.check_inline_on_these_screens(results, desktop, app)
+    checks.check_tab_inserts_the_shown_suggestion(results, app, sid.complete)
 
 
 @pytest.mark.parametrize("app", NORMAL["gnome-popup"])

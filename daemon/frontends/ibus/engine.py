@@ -80,6 +80,7 @@ from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, Drawn, event_spec
 from daemon.controller.ports import FocusState
 from daemon.frontends.ibus import menu, wire
+from daemon.frontends.ibus.caret_trail import CaretTrail
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
     _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
 )
@@ -126,6 +127,8 @@ class Engine:
         self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
         self._drawn: Optional[Drawn] = None  #: told once ``_after_key`` is sent
         self._preedit_in_key = False  #: the preedit changed while the key was handled
+        #: where the caret is when the client reports its rectangle late (the inline suggestion)
+        self.trail = CaretTrail()
         self._lock = threading.Lock()
 
     @property
@@ -207,6 +210,12 @@ class Engine:
         consumed = self._decide(keyval, event)
         if not consumed and event.kind is not Kind.MODIFIER:
             self._close_preedit()
+            if event.kind is Kind.CHAR:  # the application puts it before the caret
+                self.trail.changed(1, line_break=event.char == "\n")
+            elif event.kind is Kind.BACKSPACE:  # and takes this one away
+                self.trail.changed(-1)
+            elif event.kind not in (Kind.ESCAPE, Kind.DELETE, Kind.OTHER):  # the caret stays for those
+                self.trail.anchor()  # it moves or edits in ways no count tells
         return consumed
 
     def _decide(self, keyval: int, event: KeyEvent) -> bool:
@@ -285,6 +294,7 @@ class Engine:
         self._held.clear()
         self._surrounding = None
         self._surrounding_fresh = False
+        self.trail.clear()
         # Nothing is focused while the controller switches fields: a result
         # for the old field that is being shown right now goes nowhere, and
         # once on_focus() returns no result for it can be shown any more.
@@ -307,6 +317,7 @@ class Engine:
     def reset(self) -> None:
         """The client reset the context (a click, a programmatic change)."""
         self.display("")
+        self.trail.anchor()
         self._held.clear()  # the caret moved: the keys before it no longer tell the text before it
         if self.frontend.focused is self:
             self.controller.on_key(KeyEvent(Kind.CARET_MOVED, name="reset"))
@@ -352,8 +363,18 @@ class Engine:
     def set_cursor_location(self, x: int, y: int, w: int, h: int) -> None:
         """Where the client says its caret is (IBus's popup is drawn there)."""
         log.debug("cursor location (%d, %d, %d, %d)", x, y, w, h)
+        self.trail.report((x, y, w, h))
         if self.frontend.shell is not None and self.frontend.focused is self:
-            self.frontend.shell.caret_moved()
+            shift = self.trail.shift()
+            if shift is not None and shift.dx > w + 1:
+                log.debug("the suggestion starts %d px right of the reported caret (client late: %s)",
+                          shift.dx, self.trail.late)
+            self.frontend.shell.caret_moved(shift)
+
+    def commit(self, text: str) -> None:
+        """Put ``text`` into the field (an accepted suggestion)."""
+        self.trail.changed(len(text), line_break="\n" in text)
+        self.output.commit_text(text)
 
     def property_activate(self, name: str, state: int) -> None:
         controller = self.controller
@@ -440,7 +461,7 @@ class Engine:
         if mode == "popup":
             self.output.update_auxiliary(text, bool(text))
         elif mode == "shell":
-            self.frontend.shell.draw(text, self._surrounding)
+            self.frontend.shell.draw(text, self._surrounding, self.trail.shift())
         else:
             attrs = wire.ghost_attributes(len(text), GHOST_COLOUR, self.frontend.prediction_hint) if text else []
             # Cursor 0: the caret stays before the suggestion.

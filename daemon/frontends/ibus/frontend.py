@@ -48,6 +48,8 @@ class FieldEngine(Protocol):
 
     def display(self, text: str, drawn: Optional[Drawn] = None) -> None: ...
 
+    def commit(self, text: str) -> None: ...
+
     def focus_out(self) -> None: ...
 
     def publish_properties(self, update: bool) -> None: ...
@@ -158,7 +160,7 @@ class IBusFrontend:
             raise RuntimeError("no focused input context to commit to")
         if self.shell is not None:
             self.shell.caret_pending()  # draw the next suggestion where the caret goes
-        engine.output.commit_text(text)
+        engine.commit(text)
 
     # -- KeySuppressor ----------------------------------------------------------------
 

@@ -21,6 +21,13 @@ screen; a text that only drops characters typed through it keeps counting as
 drawn meanwhile (what was on screen still begins with it).  The ``Hidden``
 signal (the extension hid the text on its own: the focus or the caret moved)
 clears it as well.  The text is never logged.
+
+Each ``Show`` is preceded by ``Offset(known, x, y, dx)``: the suggestion starts
+``dx`` pixels right of the left edge of the caret rectangle at (x, y), while
+that is GNOME Shell's caret (:mod:`~daemon.frontends.ibus.caret_trail` says
+where: clients mean different things by their rectangle, and some report it
+late); ``known`` false: GNOME Shell's own rule.  An extension of version 1
+has no ``Offset``; its error answer is ignored and it keeps its own rule.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from typing import Callable, Optional
 
 from jeepney import DBusAddress, MatchRule, Message, MessageType, message_bus, new_method_call
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
+
+from .caret_trail import Shift
 
 log = logging.getLogger(__name__)
 
@@ -123,12 +132,14 @@ class ShellGhost:
 
     # -- the display (any thread; never waits) ------------------------------------
 
-    def draw(self, text: str, surrounding: Optional[tuple[str, int, int]] = None) -> None:
-        """Show ``text`` at the caret ("" hides it).  Nothing is drawn where
-        the field's ``surrounding`` text (text, cursor, anchor) has more than
+    def draw(self, text: str, surrounding: Optional[tuple[str, int, int]] = None,
+             shift: Optional[Shift] = None) -> None:
+        """Show ``text`` at the caret ("" hides it), ``shift`` right of the
+        rectangle the client reported last.  Nothing is drawn where the
+        field's ``surrounding`` text (text, cursor, anchor) has more than
         blanks after the caret on its line: the suggestion would cover it."""
         if text and not text_follows_caret(surrounding):
-            self.show(text)
+            self.show(text, shift)
         else:
             self.hide()
 
@@ -139,15 +150,19 @@ class ShellGhost:
         with self._lock:
             self._await_caret = True
 
-    def caret_moved(self) -> None:
-        """The client reported its caret (GNOME Shell's panel hears it too)."""
+    def caret_moved(self, shift: Optional[Shift] = None) -> None:
+        """The client reported its caret (GNOME Shell's panel hears it too);
+        ``shift``: where the caret really is against it."""
         with self._lock:
             self._await_caret = False
             text, self._deferred = self._deferred, ""
+            conn = self._conn if self._wanted and self._present() else None
         if text:
-            self.show(text)
+            self.show(text, shift)
+        elif conn is not None:  # the shown text follows the caret in GNOME Shell: tell it the shift there
+            self._offset(conn, shift)
 
-    def show(self, text: str) -> None:
+    def show(self, text: str, shift: Optional[Shift] = None) -> None:
         with self._lock:
             conn = self._conn
             if conn is None or not self._present():  # the text goes to GNOME Shell only
@@ -162,9 +177,15 @@ class ShellGhost:
             else:
                 self._drawn, self._answer = text, (text, len(text))  # typed through: what is drawn begins with it
             self._wanted = text
+            self._offset(conn, shift)
             self._serial = next(conn.outgoing_serial)
             serial = self._serial
         self._send(conn, new_method_call(_ADDRESS, "Show", "s", (text,)), serial)
+
+    def _offset(self, conn: DBusConnection, shift: Optional[Shift]) -> None:
+        """Send ``Offset`` (its answer is not awaited: it is not the ``Show`` answered for)."""
+        known, x, y, dx = (True, shift.rect[0], shift.rect[1], shift.dx) if shift is not None else (False, 0, 0, 0)
+        self._send(conn, new_method_call(_ADDRESS, "Offset", "biii", (known, x, y, dx)), next(conn.outgoing_serial))
 
     def hide(self) -> None:
         with self._lock:

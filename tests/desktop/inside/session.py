@@ -164,19 +164,20 @@ def diff_pixels(a: str, b: str, mask: tuple = ()) -> tuple[int, list]:
 CELL = 16
 
 
-def diff_regions(a: str, b: str, mask: tuple = ()) -> list[tuple[int, list]]:
+def diff_regions(a: str, b: str, mask: tuple = (), cell: int = CELL) -> list[tuple[int, list]]:
     """The separate places where two screenshots differ, largest first: (pixels, box) of each group of
-    changed CELL x CELL cells that touch (a popup, a line of ghost text, a typed character, a caret, a
-    status bar's column number)."""
+    changed ``cell`` x ``cell`` cells that touch (a popup, a line of ghost text, a typed character, a
+    caret, a status bar's column number). ``cell``: CELL times the screen's scale, so that the words of
+    one line stay one place on a HiDPI screen."""
     d = _diff_mask(a, b, mask)
     if d is None:
         return []
     cells = {}
-    for y in range(0, d.height, CELL):
-        for x in range(0, d.width, CELL):
-            n = d.crop((x, y, x + CELL, y + CELL)).histogram()[255]
+    for y in range(0, d.height, cell):
+        for x in range(0, d.width, cell):
+            n = d.crop((x, y, x + cell, y + cell)).histogram()[255]
             if n:
-                cells[(x // CELL, y // CELL)] = n
+                cells[(x // cell, y // cell)] = n
     regions, seen = [], set()
     for start in cells:
         if start in seen:
@@ -192,8 +193,8 @@ def diff_regions(a: str, b: str, mask: tuple = ()) -> list[tuple[int, list]]:
                     if n in cells and n not in seen:
                         seen.add(n)
                         todo.append(n)
-        x0, y0 = min(x for x, _ in group) * CELL, min(y for _, y in group) * CELL
-        x1, y1 = (max(x for x, _ in group) + 1) * CELL, (max(y for _, y in group) + 1) * CELL
+        x0, y0 = min(x for x, _ in group) * cell, min(y for _, y in group) * cell
+        x1, y1 = (max(x for x, _ in group) + 1) * cell, (max(y for _, y in group) + 1) * cell
         bx0, by0, bx1, by1 = d.crop((x0, y0, x1, y1)).getbbox()
         regions.append((sum(cells[c] for c in group), [x0 + bx0, y0 + by0, x0 + bx1, y0 + by1]))
     return sorted(regions, key=lambda r: -r[0])
@@ -214,7 +215,7 @@ def _ink(img, mask, box) -> tuple[int, int]:
     return bg, (ink[int(len(ink) * 0.9)] if ink else 0)
 
 
-def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = ()) -> dict:
+def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = CELL) -> dict:
     """The suggestion drawn inline, against the text Tab inserted: ``esc`` is the field without the
     suggestion, ``shown`` the same field while it shows, ``tab`` the screen right after Tab. The largest
     place where each differs from ``esc`` (the suggestion; the inserted text), the contrast of each one's
@@ -224,8 +225,8 @@ def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = ()) -> dict:
         a, b, c = (Image.open(p).convert("RGB") for p in (esc, shown, tab))
     except OSError:
         return {}
-    ghost = (diff_regions(esc, shown, mask) or [None])[0]
-    typed = (diff_regions(esc, tab, mask) or [None])[0]
+    ghost = (diff_regions(esc, shown, mask, cell) or [None])[0]
+    typed = (diff_regions(esc, tab, mask, cell) or [None])[0]
     if ghost is None or typed is None:
         return {"ghost": ghost, "inserted": typed}
     m_shown, m_tab = _diff_mask(esc, shown, mask), _diff_mask(esc, tab, mask)
@@ -234,7 +235,7 @@ def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = ()) -> dict:
     dark = sum(1 for pa, pb, k in zip(a.getdata(), b.getdata(), m_shown.getdata())
                if k and _lum(pb) < 90 <= _lum(pa))
     return {"ghost": ghost, "inserted": typed, "background": bg, "ghost_contrast": ghost_ink,
-            "typed_contrast": typed_ink, "turned_dark": dark, "regions_shown": len(diff_regions(esc, shown, mask))}
+            "typed_contrast": typed_ink, "turned_dark": dark, "regions_shown": len(diff_regions(esc, shown, mask, cell))}
 
 
 # ---- keyboard layouts ---------------------------------------------------------------------------------
@@ -264,17 +265,27 @@ LAYOUTS = {"de": _german_keys()}
 
 class Gnome:
     name = "gnome"
-    MASK = (380, 0, 644, 36)  # the top bar's clock (IBus's popup may be drawn anywhere else, even up there)
     RD = "org.gnome.Mutter.RemoteDesktop"
     KEYSYMS = {"Tab": 0xFF09, "Return": 0xFF0D, "Escape": 0xFF1B, "BackSpace": 0xFF08, "ctrl": 0xFFE3}
     #: No pointer: the clicks Mutter's RemoteDesktop was sent by relative motion (from either corner) never
     #: reached the window in this headless session, and absolute motion needs a screen-cast stream (PipeWire).
     CLICKS = False
-    #: The virtual monitor's size (gnome-shell --virtual-monitor below).
-    SCREEN = (1024, 600)
+    #: Each monitor's size in logical pixels; GT_SCALE: the scale Settings' Displays page would set (2: HiDPI,
+    #: 1.5: fractional), so a virtual monitor has SCALE times as many pixels; GT_MONITORS: monitors side by side
+    #: (the first one primary; applications open on the right one, where the pointer is).
+    LOGICAL = (1024, 600)
+    SCALE = float(os.environ.get("GT_SCALE") or 1)
+    MONITORS = int(os.environ.get("GT_MONITORS") or 1)
+    SCREEN = (round(LOGICAL[0] * SCALE), round(LOGICAL[1] * SCALE))  # one virtual monitor, in pixels
+    DISPLAY_CONFIG = ("org.gnome.Mutter.DisplayConfig", "/org/gnome/Mutter/DisplayConfig",
+                      "org.gnome.Mutter.DisplayConfig")
 
     def __init__(self, out: str):
         self.out = out
+        # the top bar's clock (IBus's popup may be drawn anywhere else, even up there)
+        self.MASK = tuple(round(v * self.SCALE) for v in (380, 0, 644, 36))
+        self.CELL = round(CELL * self.SCALE)
+        self.monitors: list = []  #: what DisplayConfig says it applied: (connector, x, y, scale) per monitor
         self.app_env = dict(ENV, WAYLAND_DISPLAY="wayland-0", GDK_BACKEND="wayland", QT_QPA_PLATFORM="wayland",
                             XDG_SESSION_TYPE="wayland")
         if os.environ.get("GT_SCHEME") == "prefer-dark":  # no settings portal here: libadwaita and GTK 3 are told
@@ -289,11 +300,13 @@ class Gnome:
             gs.append(("org.gnome.desktop.interface", "color-scheme", f"'{os.environ['GT_SCHEME']}'"))
         if os.environ.get("GT_EXT") == "off":  # the user switched ghosttype's extension off (Extensions app)
             gs.append(("org.gnome.shell", "disabled-extensions", "['ghosttype@ghosttype']"))
+        if self.SCALE != int(self.SCALE):  # fractional scales, as Settings offers them once this is on
+            gs.append(("org.gnome.mutter", "experimental-features", "['scale-monitor-framebuffer']"))
         for schema, key, val in gs:
             subprocess.run(["gsettings", "set", schema, key, val], env=ENV, check=False)
         env = dict(ENV, XDG_SESSION_TYPE="wayland")
-        monitor = "x".join(map(str, self.SCREEN))
-        self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", "--virtual-monitor", monitor],
+        monitor = ["--virtual-monitor", "x".join(map(str, self.SCREEN))] * self.MONITORS
+        self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", *monitor],
                            f"{self.out}/gnome-shell.log", env=env)
         if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-0") or self.shell.poll() is not None, 60) \
                 or self.shell.poll() is not None:
@@ -304,6 +317,7 @@ class Gnome:
         if not eng and not os.environ.get("GT_NO_ENGINE"):
             raise SetupError(f"GNOME Shell did not select the IBus engine ghosttype (ibus engine: {ibus_engine()!r})")
         self.bus = Gio.bus_get_sync(Gio.BusType.SESSION)
+        self._configure_monitors()
         self.session = None
         for attempt in range(100):
             try:
@@ -316,6 +330,9 @@ class Gnome:
                 time.sleep(0.2)
         if not self.session:
             raise SetupError(f"Mutter RemoteDesktop: {err}")
+        if self.MONITORS > 1:  # Mutter opens windows on the monitor under the pointer: the right one
+            self._rd(self.session, self.RD + ".Session", "NotifyPointerMotionRelative", "(dd)",
+                     (self.SCREEN[0] * (self.MONITORS - 0.5), self.SCREEN[1] / 2))
         time.sleep(0.5)
         # own the name GNOME Shell 51 wants from screenshot callers
         self.bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
@@ -324,6 +341,31 @@ class Gnome:
         self.key("Escape")  # the session starts in the overview
         time.sleep(0.5)
         self.started = time.monotonic()
+
+    def _display_config(self, method: str, args=None):
+        return self.bus.call_sync(*self.DISPLAY_CONFIG, method, args, None, Gio.DBusCallFlags.NONE, 10000,
+                                  None).unpack()
+
+    def _configure_monitors(self) -> None:
+        """GT_SCALE and GT_MONITORS, applied the way Settings' Displays page applies them (Mutter's
+        DisplayConfig): every monitor at the scale it supports nearest SCALE, side by side, the first one
+        primary. What was applied is read back into ``monitors``."""
+        if self.SCALE == 1 and self.MONITORS == 1:
+            return
+        serial, monitors, _logical, props = self._display_config("GetCurrentState")
+        physical = props.get("layout-mode") == 2  # positions in pixels, else in logical pixels
+        configs, x = [], 0
+        for (connector, *_), modes, _props in sorted(monitors, key=lambda m: m[0][0]):
+            mode = next((m for m in modes if m[6].get("is-current")), modes[0])
+            scale = min(mode[5], key=lambda v: abs(v - self.SCALE))
+            configs.append((x, 0, scale, 0, not configs, [(connector, mode[0], {})]))
+            x += mode[1] if physical else round(mode[1] / scale)
+        self._display_config("ApplyMonitorsConfig",
+                             GLib.Variant("(uua(iiduba(ssa{sv}))a{sv})", (serial, 1, configs, {})))
+        time.sleep(1.0)
+        _serial, _monitors, logical, _props = self._display_config("GetCurrentState")
+        self.monitors = [(mons[0][0], lx, ly, scale) for lx, ly, scale, _t, _p, mons, _pr in logical]
+        note(f"monitors: {self.monitors}")
 
     def settle(self) -> None:
         """GNOME Shell opens its overview at start-up, animated, a few seconds in: an app started before
@@ -403,6 +445,7 @@ class Gnome:
 class Kde:
     name = "kde"
     MASK = ()
+    CELL = CELL
     IMDESK = "/usr/share/applications/org.freedesktop.IBus.Panel.Wayland.Gtk3.desktop"
     EV = {c: k for k, c in enumerate("1234567890", 2)}
     EV.update({"-": 12, "=": 13, "[": 26, "]": 27, ";": 39, "'": 40, "`": 41, "\\": 43, ",": 51, ".": 52,
@@ -792,8 +835,8 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     # where it was drawn: the largest place where 4-model and 5-esc differ (a caret blinking is smaller);
     # where the caret is: 3-esc and 5-esc differ by the phrase's last character and the caret's move (and
     # whatever shows the caret's column, e.g. a status bar)
-    res["suggestion_region"] = (diff_regions(s4, s5, desk.MASK) or [None])[0]
-    res["caret_regions"] = diff_regions(s3, s5, desk.MASK)
+    res["suggestion_region"] = (diff_regions(s4, s5, desk.MASK, desk.CELL) or [None])[0]
+    res["caret_regions"] = diff_regions(s3, s5, desk.MASK, desk.CELL)
     # e: as a user does: BackSpace (a fresh suggestion from the model), then type along it (its
     # next two characters, the phrase's last two: the engine advances it), then Tab accepts it, then "!".
     # The field then holds what it held at 3-esc, so the two screenshots differ by the suggestion only.
@@ -811,7 +854,7 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     desk.key("Tab")
     time.sleep(0.3)
     s7 = shot("7-tab")
-    res["inline"] = inline_pixels(s3, s6, s7, desk.MASK)
+    res["inline"] = inline_pixels(s3, s6, s7, desk.MASK, desk.CELL)
     time.sleep(0.7)
     res["accepting"] = [line.split("accepting", 1)[1].strip() for line in elines()[mark_tab:] if "accepting" in line]
     desk.type("!")
@@ -848,7 +891,7 @@ def scenario_user(desk, app: App, res: dict) -> None:
     time.sleep(0.4)
     s2 = shot("2-tab")
     # where Tab changed the screen: the suggestion became text (inline), or a popup went or changed
-    res["suggestion_regions"] = diff_regions(s1, s2, desk.MASK)[:4]
+    res["suggestion_regions"] = diff_regions(s1, s2, desk.MASK, desk.CELL)[:4]
     desk.type("!")
     time.sleep(0.8)
     if app.readback == "page":
@@ -875,7 +918,7 @@ def click_away(desk, app: App, res: dict, shot: Callable[[str], str]) -> None:
     time.sleep(1.0)
     clicked = shot("5-clicked")
     res["clicked_into"] = app.page_focus()
-    res["click_regions"] = diff_regions(before, clicked, desk.MASK)[:8]
+    res["click_regions"] = diff_regions(before, clicked, desk.MASK, desk.CELL)[:8]
     res["diff_click_esc"] = esc_diff(desk, clicked, clicked.replace("5-clicked", "6-click-esc"), res["shots"],
                                      "6-click-esc")
     desk.key("Tab")
@@ -1023,6 +1066,7 @@ def main() -> int:
         for p in busy:
             stop(p)
         results["setup"] = {"ok": True, "seconds": round(time.monotonic() - t_start, 1), "busy": len(busy),
+                            "monitors": getattr(desk, "monitors", []),
                             "engine_start": next((line for line in elines() if "engine running" in line), ""),
                             "registered": next((line for line in elines() if "registered with ibus-daemon" in line), "")}
         desk.settle()

@@ -7,7 +7,7 @@
 #   desktop.sh gnome|kde SCENARIO...      results in /out/results.json, screenshots in /out
 #   (GT_DISPLAY sets the engine's ibus_display, GT_LAYOUT the machine's keyboard layout, GT_EXT=off has the
 #   user switch ghosttype's GNOME Shell extension off, GT_SCHEME=prefer-dark GNOME's dark style, GT_USER=1
-#   ghosttype's default config and the user scenario)
+#   ghosttype's default config and the user scenario, GT_SCALE the monitor's scale, GT_MONITORS=2 two monitors)
 set -u
 D=$1; shift
 GT=/opt/ghosttype/.venv/bin/ghosttype
@@ -24,7 +24,7 @@ id $U >/dev/null 2>&1 || useradd -u $UID_ -M -d $H -s /bin/bash $U
 rm -rf $H; mkdir -p $H; chown $U: $H /out
 RUNDIR=/run/user/$UID_; mkdir -p $RUNDIR; chown $U: $RUNDIR; chmod 700 $RUNDIR
 timeout -k 10 "$BUDGET" runuser -u $U -- env -i PATH=/usr/bin:/bin HOME=$H USER=$U LOGNAME=$U LANG=C.UTF-8 \
-  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" GT_EXT="${GT_EXT:-}" GT_SCHEME="${GT_SCHEME:-}" GT_LAYOUT="${GT_LAYOUT:-}" GT_BUSY="${GT_BUSY:-}" GT_USER="${GT_USER:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
+  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" GT_EXT="${GT_EXT:-}" GT_SCHEME="${GT_SCHEME:-}" GT_LAYOUT="${GT_LAYOUT:-}" GT_BUSY="${GT_BUSY:-}" GT_USER="${GT_USER:-}" GT_SCALE="${GT_SCALE:-}" GT_MONITORS="${GT_MONITORS:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
   dbus-run-session -- /usr/bin/python3 /opt/ghosttype/tests/desktop/inside/session.py "$D" /out "$@" >/out/session.log 2>&1
 rc=$?
 [ $rc = 124 ] && echo "the $D session did not finish within $BUDGET s" >>/out/session.log
@@ -36,6 +36,7 @@ done
 left=$(pgrep -u $UID_ | tr '\n' ' ')
 [ -z "$left" ] || echo "processes of $U still alive: $left" >>/out/session.log
 cp $H/.local/state/ghosttype/log/ghosttype.log /out/engine.log 2>/dev/null
+for i in 1 2 3; do cp $H/.local/state/ghosttype/log/ghosttype.log.$i /out/engine.log.$i 2>/dev/null; done
 $GT ibus uninstall --system >/dev/null 2>&1
 if [ -e $KB.before-session ]; then mv -f $KB.before-session $KB; else rm -f $KB; fi
 exit $rc

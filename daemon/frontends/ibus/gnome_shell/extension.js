@@ -17,6 +17,15 @@
 // text leaves the screen on its own (the focus or the caret moved, no room
 // left), the Hidden signal says so; it carries no text.  The text is never
 // logged or stored.
+//
+// Offset(known, x, y, dx) comes before each Show: applications mean different
+// things by their caret rectangle (a thin caret; Qt's line edit a 10 px box
+// centred on it; a terminal's block cursor) and some report it one change late
+// (Firefox, GTK 3).  The engine, which counts what was typed and learns the
+// application's character width from its rectangles, knows where the next
+// character goes: dx pixels right of the rectangle's left edge, while GNOME
+// Shell's caret is the rectangle at (x, y) the engine measured from.  Any other
+// caret (or known false) is taken as before: after a thin caret, into a block.
 
 import Clutter from 'gi://Clutter';
 import Gio from 'gi://Gio';
@@ -35,12 +44,18 @@ const INTERFACE = `<node>
       <arg type="b" direction="out" name="drawn"/>
       <arg type="u" direction="out" name="chars"/>
     </method>
+    <method name="Offset">
+      <arg type="b" direction="in" name="known"/>
+      <arg type="i" direction="in" name="x"/>
+      <arg type="i" direction="in" name="y"/>
+      <arg type="i" direction="in" name="dx"/>
+    </method>
     <method name="Hide"/>
     <signal name="Hidden"/>
     <property name="Version" type="u" access="read"/>
   </interface>
 </node>`;
-const VERSION = 1;
+const VERSION = 2;
 
 // A grey that reads as a suggestion on light and dark fields.
 const GREY = '#8c8c8c';
@@ -60,6 +75,8 @@ class InlineGhost {
         // the caret in stage coordinates, as GNOME Shell places its popup (updated below); null: not
         // reported since the focused window changed (another window's caret says nothing about this one)
         this._caret = null;
+        // {x, y, dx}: start dx px right of the caret's left edge while it is the rectangle at (x, y) (see Offset)
+        this._offset = null;
         this._label = new St.Label({reactive: false, visible: false});
         this._label.clutter_text.ellipsize = Pango.EllipsizeMode.END;
         this._measure = new St.Label({reactive: false, opacity: 0});
@@ -96,6 +113,12 @@ class InlineGhost {
         return chars;
     }
 
+    offset(known, x, y, dx) {
+        this._offset = known ? {x, y, dx} : null;
+        if (this._text && this._place() === 0)
+            this._lost();
+    }
+
     hide() {
         this._text = '';
         this._label.text = '';
@@ -109,8 +132,11 @@ class InlineGhost {
             return 0;
         const caret = this._caret;
         const frame = win.get_frame_rect();
-        // after a thin caret (GTK, Qt, browsers); on a terminal's block cursor, where the next character goes
-        const x = caret.width > 2 ? caret.x : caret.x + caret.width + 1;
+        // where the engine says the next character goes (Offset), else after a thin caret (GTK, browsers),
+        // into a terminal's block cursor
+        const off = this._offset;
+        const x = off && Math.abs(off.x - caret.x) <= 1 && Math.abs(off.y - caret.y) <= 1
+            ? caret.x + off.dx : caret.width > 2 ? caret.x : caret.x + caret.width + 1;
         const y = caret.y;
         const h = caret.height;
         const right = frame.x + frame.width - EDGE_PX;
@@ -194,6 +220,10 @@ export default class GhostTypeExtension extends Extension {
     Show(text) {
         const chars = this._ghost.show(text);
         return [chars > 0, chars];
+    }
+
+    Offset(known, x, y, dx) {
+        this._ghost.offset(known, x, y, dx);
     }
 
     Hide() {

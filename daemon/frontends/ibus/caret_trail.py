@@ -1,0 +1,201 @@
+"""Where the suggestion starts, from the cursor rectangles a client reports.
+
+IBus hands the engine and GNOME Shell one rectangle per report, and
+clients mean different things by it (read in the desktop tier, GNOME 51):
+
+* GTK 4, Chromium, Firefox: a thin caret (width 0 or 1); the next character
+  goes right after it.
+* Qt's line edit: a 10 px box centred on a thin caret
+  (``QWidgetLineControl::cursorRect``: ``QRect(cix-5, 0, w+9, ch)``); the next
+  character goes at its middle.
+* Terminals (VTE): the block cursor, one character cell; the next character
+  goes into it.
+* Some clients report one change **late**: after each key (BackSpace too),
+  Firefox and GTK 3 (mousepad) send the rectangle of the caret *before* that
+  key, and nothing more until the next change (after text the input method
+  commits: the late rectangle, then the right one; see
+  ``tests/desktop/upstream.md``).  Drawn there, a suggestion stands one
+  character left, over the last typed one.
+
+:class:`CaretTrail` follows one field's changes before the caret (typed
+characters, commits, BackSpace: the engine counts the characters each put
+there or took away) and the rectangles its client reports, and tells how many
+pixels right of the last rectangle's left edge the suggestion starts
+(:class:`Shift`).
+
+* **Late clients** are learned, not listed, from the first rectangle after
+  each change.  An on-time client's caret moves
+  the way the change went; a late one's the way the change *before* it went:
+  where the two differ (BackSpace after typing, typing after BackSpace, the
+  first key in a field whose caret was reported before it), the direction the
+  rectangle moved tells which (Firefox: after BackSpace its rectangle moves
+  right).  Until then nothing is known to be late.
+* **How far behind** the last rectangle is, is counted in characters: the
+  changes since the one it tells, and one that has no rectangle yet counts
+  too (a client on time but slower than the suggestion).
+* **One character's width** is learned from the client's own rectangles, once
+  it is known whether the client is late (the distance between two of them on
+  one line over the characters added or taken between them, the median of the
+  last few): exact for fixed-width fonts, the field's average otherwise.  It also tells a block cursor (as wide as a
+  character) from a padded thin caret (wider or narrower).  Until a width is
+  known nothing is moved (a wide rectangle is taken as a block, as before).
+* Only changes on one line count: a line break, arrows, a click (an *anchor*)
+  start the count again, and a rectangle on another line tells nothing of the
+  width.  A rectangle of no height (Firefox's at focus) says nothing.
+
+Nothing here sees or keeps text: only counts of characters and rectangles.
+Thread-safe (keys and rectangles arrive on the D-Bus thread, suggestions are
+drawn from the worker's).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import statistics
+import threading
+from dataclasses import dataclass
+from typing import Optional
+
+#: Widths kept for the median, and the widest one believed (in caret heights: a
+#: jump wider than this is another line or another place, not one character).
+WIDTHS = 8
+MAX_WIDTH_OF_CARET = 3.0
+
+log = logging.getLogger(__name__)
+
+Rect = tuple[int, int, int, int]  #: x, y, width, height as the client reports it
+
+
+#: A rectangle at most this wide is a thin caret: the suggestion starts a pixel after its right edge.
+THIN = 2
+
+
+@dataclass(frozen=True)
+class Shift:
+    """The suggestion starts ``dx`` pixels right of the left edge of ``rect`` (the rectangle it was
+    measured from; any other rectangle says nothing of it)."""
+
+    rect: Rect
+    dx: int
+
+
+class CaretTrail:
+    """See the module docstring.  Call :meth:`clear` for a new field,
+    :meth:`anchor` when the caret moved in a way no count tells,
+    :meth:`changed` for characters put before the caret (or taken away), :meth:`report`
+    for each rectangle, and :meth:`shift` when drawing."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.late: Optional[bool] = None  #: the client reports each change's first rectangle late
+        self._widths: collections.deque[float] = collections.deque(maxlen=WIDTHS)
+        self._positions = [0]
+        self._reports_since_change = 0
+        self._firsts: dict[int, Rect] = {}  # change number -> its first rectangle (0: at a new field)
+        self._last: Optional[tuple[Rect, int]] = None  # the last rectangle and the position it tells
+        self._new_field = True
+
+    def clear(self) -> None:
+        """Another field (or application): nothing learned holds."""
+        with self._lock:
+            self.late = None
+            self._widths.clear()
+            self._anchor()
+            self._new_field = True
+
+    def anchor(self) -> None:
+        with self._lock:
+            self._anchor()
+
+    def _anchor(self) -> None:
+        self._positions = [0]
+        self._reports_since_change = 0
+        self._firsts = {}
+        self._last = None
+        self._new_field = False
+
+    def changed(self, chars: int, line_break: bool = False) -> None:
+        """``chars`` characters were put before the caret (a key, a commit), or
+        taken from before it (negative: BackSpace)."""
+        with self._lock:
+            if line_break or chars == 0:
+                self._anchor()
+                return
+            self._positions.append(self._positions[-1] + chars)
+            self._reports_since_change = 0
+
+    def report(self, rect: Rect) -> None:
+        """The client says its caret is at ``rect`` (one of no height says nothing)."""
+        if rect[3] <= 0:
+            return
+        with self._lock:
+            change = len(self._positions) - 1
+            first = change > 0 and self._reports_since_change == 0
+            self._reports_since_change += 1
+            if change == 0 and self._new_field and 0 not in self._firsts:
+                self._firsts[0] = rect  # where a new field's caret is before any change: a reference
+            if first:
+                self._firsts[change] = rect
+                self._decide(change, rect)
+            tells = self._positions[change - 1] if first and self.late else self._positions[change]
+            last, self._last = self._last, (rect, tells)
+            if last is None or self.late is None:  # what a rectangle tells is not known yet
+                return
+            (lx, ly, _lw, _lh), ltells = last
+            x, y, _w, h = rect
+            if y == ly and tells != ltells and x != lx:
+                width = (x - lx) / (tells - ltells)
+                if 0 < width <= MAX_WIDTH_OF_CARET * max(h, 1):
+                    self._widths.append(width)
+
+    def _decide(self, change: int, rect: Rect) -> None:
+        """Whether the client is late, where this change's first rectangle tells
+        (lock held): against the previous change's first rectangle on the same
+        line, an on-time client moved the way this change went, a late one the
+        way the previous change went (or not at all, after a new field's first
+        rectangle).  Told only where the two differ."""
+        before = self._firsts.get(change - 1)
+        if before is None or before[1] != rect[1]:
+            return
+        now = _sign(self._positions[change] - self._positions[change - 1])
+        then = 0 if change == 1 else _sign(self._positions[change - 1] - self._positions[change - 2])
+        if now == then:
+            return
+        moved = _sign(rect[0] - before[0])
+        if moved not in (now, then):
+            return
+        late = moved == then
+        if late != self.late:
+            log.debug("the client reports its caret %s", "a change late" if late else "on time")
+            if self.late is not None:
+                self._widths.clear()  # measured on the wrong assumption
+            self.late = late
+
+    def shift(self) -> Optional[Shift]:
+        """Where the suggestion starts against the last rectangle; None before any."""
+        with self._lock:
+            if self._last is None:
+                return None
+            rect, tells = self._last
+            width = statistics.median(self._widths) if self._widths else None
+            _x, _y, w, _h = rect
+            if w <= THIN:
+                start = w + 1
+            elif width is None or abs(w - width) <= 1:
+                start = 0  # a block cursor: the next character's cell
+            else:
+                start = w // 2  # a thin caret padded on both sides (Qt's line edit)
+            behind = self._positions[-1] - tells if width is not None else 0
+            return Shift(rect, start + round(behind * (width or 0)))
+
+
+def _sign(v: float) -> int:
+    return (v > 0) - (v < 0)
+
+
+def _same_place(a: Rect, b: Rect) -> bool:
+    return a[0] == b[0] and a[1] == b[1]
+
+
+__all__ = ["CaretTrail", "Shift"]

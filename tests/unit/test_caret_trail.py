@@ -1,0 +1,182 @@
+"""CaretTrail: where the suggestion starts, from the cursor rectangles clients report
+(daemon/frontends/ibus/caret_trail.py), against simulated clients whose true caret is known."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from daemon.frontends.ibus.caret_trail import CaretTrail, Shift
+
+X0, Y, H = 100, 50, 20
+#: How each kind of client reports a caret at x (Qt's line edit: QRect(cix-5, 0, w+9, ch)), and where the
+#: next character goes: after a thin caret (a pixel's gap), into a block cursor's cell, at the middle of
+#: Qt's box.
+KINDS = {
+    "thin": (lambda x, width: (x, Y, 0, H), 1),
+    "qt": (lambda x, width: (x - 5, Y, 10, H), 0),
+    "block": (lambda x, width: (x, Y, width, H), 0),
+}
+
+
+class Client:
+    """A field on one line whose characters are ``width`` px wide, holding ``chars`` of them before the
+    caret; ``late``: after each change it first reports the caret as it was before that change
+    (Firefox, GTK 3), then, after a commit, the right one."""
+
+    def __init__(self, trail: CaretTrail, width: int, late: bool, kind: str = "thin", chars: int = 0) -> None:
+        self.trail, self.width, self.late = trail, width, late
+        self._rect, self.gap = KINDS[kind]
+        self.chars = self.before = chars
+
+    def x(self, chars: int) -> int:
+        return X0 + chars * self.width
+
+    def rect(self, chars: int):
+        return self._rect(self.x(chars), self.width)
+
+    def focus(self, report: bool = True) -> None:
+        """A new field; ``report``: the client says where its caret is before any key (Firefox: a
+        rectangle of no height)."""
+        self.trail.clear()
+        self.trail.report(self.rect(self.chars) if report else (0, 32, 0, 0))
+
+    def change(self, chars: int) -> None:
+        self.before, self.chars = self.chars, self.chars + chars
+        self.trail.changed(chars)
+
+    def reports(self, commit: bool = False) -> None:
+        """What the client sends after its latest change."""
+        if self.late:
+            self.trail.report(self.rect(self.before))
+            if commit:
+                self.trail.report(self.rect(self.chars))
+        else:
+            self.trail.report(self.rect(self.chars))
+
+    def key(self, chars: int = 1) -> None:
+        self.change(chars)
+        self.reports()
+
+    def drawn_at(self):
+        """Where a suggestion starts: the last rectangle's left edge, moved by the shift."""
+        shift = self.trail.shift()
+        return None if shift is None else shift.rect[0] + shift.dx
+
+    def right(self) -> int:
+        """Where it should start: where the next character goes."""
+        return self.x(self.chars) + self.gap
+
+
+def test_a_late_client_is_learned_at_its_first_key_in_a_field_that_said_where_its_caret_was():
+    c = Client(CaretTrail(), 12, late=True)
+    c.focus()
+    c.key()
+    assert c.trail.late is True
+    assert c.trail.shift() == Shift(c.rect(0), 1)  # no width seen yet: the rectangle as it is
+    for _ in range(5):
+        c.key()
+        assert c.trail.shift() == Shift(c.rect(c.chars - 1), 12 + 1)
+        assert c.drawn_at() == c.right()
+
+
+def test_firefox_is_learned_at_its_first_backspace_and_typing_after_it():
+    """Firefox says nothing useful at focus (a rectangle of no height); after BackSpace its late
+    rectangle moves right, which no on-time caret does."""
+    c = Client(CaretTrail(), 12, late=True, chars=10)
+    c.focus(report=False)
+    for _ in range(5):
+        c.key()
+    assert c.trail.late is None and c.trail.shift() == Shift(c.rect(c.chars - 1), 1)
+    c.key(-1)
+    assert c.trail.late is True
+    c.key(-1)
+    c.key()
+    c.key()
+    assert c.drawn_at() == c.right()
+
+
+def test_a_client_on_time_is_drawn_after_its_caret_and_ahead_of_a_rectangle_still_to_come():
+    c = Client(CaretTrail(), 9, late=False)
+    c.focus()
+    c.key()
+    assert c.trail.late is False
+    for _ in range(3):
+        c.key()
+        assert c.drawn_at() == c.right()
+    c.change(1)  # its rectangle for this key has not come yet
+    assert c.drawn_at() == c.right()
+    c.key(-1)  # BackSpace: it moves left, as the change went
+    assert c.trail.late is False and c.drawn_at() == c.right()
+
+
+def test_qt_line_edits_box_and_a_terminals_block_are_told_apart_by_the_characters_width():
+    qt = Client(CaretTrail(), 7, late=False, kind="qt")
+    vte = Client(CaretTrail(), 10, late=False, kind="block")  # as wide as Qt's box: its cells tell
+    for c in (qt, vte):
+        c.focus()
+        for _ in range(3):
+            c.key()
+        assert c.drawn_at() == c.right()
+    assert qt.trail.shift().dx == 5 and vte.trail.shift().dx == 0
+
+
+def test_after_a_commit_the_late_rectangle_is_moved_and_the_right_one_stands():
+    c = Client(CaretTrail(), 12, late=True)
+    c.focus()
+    for _ in range(3):
+        c.key()
+    c.change(24)  # Tab inserted the suggestion
+    c.trail.report(c.rect(c.before))  # Firefox: the rectangle before the commit first
+    assert c.drawn_at() == c.right()
+    c.trail.report(c.rect(c.chars))  # then the right one
+    assert c.trail.shift() == Shift(c.rect(c.chars), 1)
+
+
+def test_nothing_is_moved_before_anything_is_known_or_after_a_line_break():
+    trail = CaretTrail()
+    assert trail.shift() is None
+    trail.changed(1)
+    trail.report((X0, Y, 0, H))  # no rectangle before the change to compare with
+    trail.changed(1)
+    assert trail.late is None and trail.shift() == Shift((X0, Y, 0, H), 1)
+    c = Client(CaretTrail(), 12, late=True)
+    c.focus()
+    for _ in range(3):
+        c.key()
+    c.trail.changed(1, line_break=True)  # Enter: the caret went to another line
+    assert c.trail.shift() is None
+
+
+def test_a_jump_wider_than_three_carets_is_not_a_character():
+    c = Client(CaretTrail(), 12, late=True)
+    c.focus()
+    c.key()
+    c.trail.changed(1)
+    c.trail.report((X0 + 400, Y, 0, H))  # the field scrolled, the window moved: not a width
+    c.trail.changed(1)
+    assert c.trail.shift() == Shift((X0 + 400, Y, 0, H), 1)
+
+
+@settings(max_examples=400, deadline=None)
+@given(width=st.integers(5, 30), late=st.booleans(), kind=st.sampled_from(sorted(KINDS)), said=st.booleans(),
+       steps=st.lists(st.tuples(st.sampled_from(["key", "backspace", "commit"]), st.integers(2, 30), st.booleans()),
+                      min_size=1, max_size=40))
+def test_once_known_the_suggestion_starts_where_the_next_character_goes(width, late, kind, said, steps):
+    """Oracle: the simulated client's true caret. Whatever keys, BackSpaces, commits and missing
+    rectangles come: the trail never takes a client for what it is not, and once it knows the client
+    and one character's width the suggestion starts where the next character goes (Qt's box in a field
+    with characters as wide as the box, which a block cursor would be, is left out)."""
+    if kind == "qt" and abs(width - 10) <= 1:
+        width += 3
+    c = Client(CaretTrail(), width, late, kind, chars=40)
+    c.focus(report=said)
+    for what, n, reported in steps:
+        if what == "backspace" and c.chars == 0:
+            continue
+        c.change({"key": 1, "backspace": -1, "commit": n}[what])
+        if reported:
+            c.reports(commit=what == "commit")
+        assert c.trail.late in (None, late)
+        if c.trail.late is not None and c.trail._widths and c.trail._last is not None:
+            assert c.drawn_at() == c.right()

@@ -54,7 +54,7 @@ DEFAULT_DENYLIST: tuple[str, ...] = (
 #: The settings that are the decoder's knobs (:class:`~daemon.cpc.suggestion.BeamParams`
 #: fields of the same name): the one mapping between a config and a request's parameters.
 DECODER_SETTINGS = ("strategy", "beam_width", "max_tokens", "confidence_threshold", "continue_min_prob",
-                    "agree_prefix", "single_line", "context_chars")
+                    "single_line", "context_chars")
 
 Check = Callable[[Any], Optional[str]]  # value -> error message, or None when valid
 
@@ -172,8 +172,6 @@ class Config:
         "Suggest words after the first while the chance that all of it is right stays above this (0-1); "
         "0 always goes on to max_tokens.",
         _float_range(0.0, 1.0))
-    agree_prefix: bool = _opt(False, "Where a suggestion is too unsure to show, show what the likeliest words "
-                                     "agree on instead (their common beginning, 2 characters or more).", _bool)
     max_tokens: int = _opt(8, "Longest suggestion, in model tokens (1-64).", _int_range(1, 64))
     debounce_ms: int = _opt(15, "Wait this long after a keystroke before asking the model (0-2000 ms).",
                             _int_range(0, 2000))

@@ -36,7 +36,7 @@ from daemon.usage import EXIT_USAGE, UsageError
 _DEFAULTS = BeamParams()
 #: The flags of :func:`add_decoding_arguments` that override the decoder's
 #: knobs of the same name (:class:`~daemon.cpc.suggestion.BeamParams`).
-DECODING_FLAGS = ("max_tokens", "confidence_threshold", "continue_min_prob", "agree_prefix", "context_chars")
+DECODING_FLAGS = ("max_tokens", "confidence_threshold", "continue_min_prob", "context_chars")
 
 
 def one_line_errors(parser: argparse.ArgumentParser, prog: str) -> None:
@@ -59,8 +59,6 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold,
                    metavar="P", help="suppress suggestions less likely than P (0..1) to be accepted "
                         f"(default {_DEFAULTS.confidence_threshold:g}; 0: never)")
-    p.add_argument("--agree-prefix", action="store_true",
-                   help="where the confidence gate withholds a suggestion, show what the likeliest words agree on")
     p.add_argument("--continue-min-prob", type=float, default=_DEFAULTS.continue_min_prob, metavar="P",
                    help="suggest words after the first while the chance that all of it is right stays at or "
                         f"above P (default {_DEFAULTS.continue_min_prob:g}; 0: up to --max-tokens)")

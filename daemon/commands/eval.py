@@ -108,8 +108,6 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold, metavar="P",
                    help="suppress below this confidence and count withheld right/wrong suggestions "
                         f"(default {_DEFAULTS.confidence_threshold:g})")
-    p.add_argument("--agree-prefix", action="store_true",
-                   help="where the confidence gate withholds a suggestion, show what the likeliest words agree on")
     p.add_argument("--continue-min-prob", type=float, default=_DEFAULTS.continue_min_prob, metavar="P",
                    help="suggest words after the first while the chance that all of it is right stays at or "
                         f"above P (default {_DEFAULTS.continue_min_prob:g}; 0: up to --max-tokens)")

@@ -53,7 +53,6 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .agree import agreed_prefix
 from .confidence import WordSignals, typed_word, word_confidence
 from .covering import Covering, cover
 from .lm import Cancelled, CancelCheck, TokenLM
@@ -321,10 +320,6 @@ class Decoder:
             for w in result.ranked[:4]
         )
         tail = tuple((len(decode_prefix(bytes(generated[:end]))[0]), lp) for end, lp in tail_bytes)
-        if params.agree_prefix and result_s.suppressed:
-            agreed = agreed_prefix(words, params.confidence_threshold)
-            if agreed:
-                result_s = dataclasses.replace(result_s, text=agreed, suppressed=False)
         return dataclasses.replace(
             result_s,
             words=words,

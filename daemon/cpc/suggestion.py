@@ -29,10 +29,6 @@ class BeamParams:
     #: continuation's probability stays at or above this (0: up to max_tokens);
     #: chosen by the simulated user at 10 keys/s (daemon/evaluation/README.md, "Keystrokes saved")
     continue_min_prob: float = 0.10
-    #: where the confidence gate withholds a suggestion, show instead what the likeliest words agree on
-    #: (their common beginning, at least 2 characters, once they hold confidence_threshold of the
-    #: probability between them; see daemon.cpc.agree); a candidate measured on held-out text
-    agree_prefix: bool = False
     single_line: bool = True  #: stop at a newline
     stop_at_sentence_end: bool = True  #: stop after ". ", "! ", "? "
     context_chars: int = 1500  #: only this many characters before the caret are used

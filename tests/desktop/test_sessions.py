@@ -44,7 +44,10 @@ DARK = {"gnome-dark": ["gnome-text-editor"]}
 #: right one): the inline suggestion must stand at the caret, at the text's size, on each.
 SCREENS = {"gnome-hidpi": ["gnome-text-editor", "qt", "chromium"], "gnome-frac": ["gnome-text-editor", "qt"],
            "gnome-twomon": ["gnome-text-editor", "qt"]}
-SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) for d in NORMAL} | PREEDIT | LAYOUT | DARK | SCREENS
+#: GNOME with the window maximized, and too narrow for the whole suggestion (cut at its edge).
+WINDOWS = {"gnome-windows": ["qt-max", "qt-small"]}
+SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) for d in NORMAL} | PREEDIT | LAYOUT | DARK | SCREENS \
+    | WINDOWS
 SCREEN_CASES = [(d, a) for d in SCREENS for a in SCREENS[d]]
 LAYOUT_CASES = [(d, a) for d in LAYOUT for a in LAYOUT[d]]
 PREEDIT_CASES = [(d, a) for d in PREEDIT for a in PREEDIT[d]]
@@ -133,6 +136,17 @@ def test_gnome_draws_the_suggestion_at_the_caret_on_hidpi_fractional_and_second_
     results = desktops(desktop, SCENARIOS[desktop])
     checks.check_inline_on_these_screens(results, desktop, app)
     checks.check_tab_inserts_the_shown_suggestion(results, app, sid.complete)
+
+
+def test_gnome_draws_the_suggestion_at_the_caret_of_a_maximized_window(desktops, sid):
+    results = desktops("gnome-windows", SCENARIOS["gnome-windows"])
+    checks.check_inline_at_the_caret(results, "qt-max")
+    checks.check_tab_inserts_the_shown_suggestion(results, "qt-max", sid.complete)
+
+
+def test_gnome_cuts_the_suggestion_at_a_narrow_windows_edge_and_tab_inserts_what_shows(desktops, sid):
+    checks.check_cut_at_the_windows_edge(desktops("gnome-windows", SCENARIOS["gnome-windows"]), "qt-small",
+                                         sid.complete)
 
 
 @pytest.mark.parametrize("app", NORMAL["gnome-popup"])

@@ -78,6 +78,7 @@ class ShellGhost:
         self._await_caret = False  #: text was committed: the caret is not where GNOME Shell last heard
         self._deferred = ""  #: what to show once the client says where its caret is
         self._answer: Optional[tuple[str, int]] = None  #: GNOME Shell's answer for the text wanted: chars visible
+        self._provisional = False  #: ``_answer`` is what was visible before typing through, not GNOME Shell's yet
         self._waiting: Optional[tuple[str, Callable[[str], None]]] = None  #: who waits for that answer
         self._thread: Optional[threading.Thread] = None
 
@@ -170,12 +171,16 @@ class ShellGhost:
             if self._waiting is not None and self._waiting[0] != text:
                 self._waiting = None  # a newer text: nobody hears of the older one
             if self._await_caret:
-                self._deferred, self._drawn, self._answer = text, "", None
+                self._deferred, self._drawn, self._answer, self._provisional = text, "", None, False
                 return
             if not (self._drawn and self._drawn.endswith(text)):
                 self._drawn, self._answer = "", None  # on screen only once GNOME Shell says so
-            else:
-                self._drawn, self._answer = text, (text, len(text))  # typed through: what is drawn begins with it
+            else:  # typed through: what is drawn begins with it, and ends where it ended (the window's edge)
+                shown = self._answer[1] if self._answer is not None and self._answer[0] == self._drawn \
+                    else len(self._drawn)
+                visible = shown - (len(self._drawn) - len(text))
+                self._drawn, self._answer = (text, (text, visible)) if visible > 0 else ("", None)
+            self._provisional = self._answer is not None
             self._wanted = text
             self._offset(conn, shift)
             self._serial = next(conn.outgoing_serial)
@@ -190,7 +195,7 @@ class ShellGhost:
     def hide(self) -> None:
         with self._lock:
             conn = self._conn
-            self._deferred, self._answer, self._waiting = "", None, None
+            self._deferred, self._answer, self._waiting, self._provisional = "", None, None, False
             if conn is None or (not self._wanted and not self._drawn):
                 return
             self._wanted = self._drawn = ""
@@ -208,7 +213,10 @@ class ShellGhost:
     def when_drawn(self, text: str, drawn: Callable[[str], None]) -> None:
         """``drawn`` hears, once GNOME Shell has answered for ``text`` (at once
         if it has), the part of it visible in full ("" when nothing was drawn);
-        not at all when a newer text or a hide comes first."""
+        not at all when a newer text or a hide comes first.  For a text typed
+        through, it hears at once what was visible of it before, and again
+        when GNOME Shell answers (the edge may cut it a character apart: its
+        font is not the application's)."""
         with self._lock:
             answer = self._answer
             if answer is None or answer[0] != text:
@@ -216,6 +224,8 @@ class ShellGhost:
                     self._waiting = (text, drawn)
                     return
                 answer = (text, 0)  # not sent: nothing of it is drawn (mid-line, no extension)
+            elif self._provisional:
+                self._waiting = (text, drawn)
         drawn(text[:answer[1]])
 
     def drawn(self, text: str) -> bool:
@@ -275,6 +285,7 @@ class ShellGhost:
             text, total = self._wanted, len(self._wanted)
             self._drawn = text if ok else ""
             self._answer = (text, chars)
+            self._provisional = False
             waiting, self._waiting = self._waiting, None
         if ok:
             log.debug("GNOME Shell drew the suggestion (%d of %d chars in full)", chars, total)

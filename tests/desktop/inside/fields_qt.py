@@ -3,7 +3,8 @@
 QLineEdit (EchoMode Password) and a button.
 
 Appends JSON lines to $APP_LOG: "ready", "active", "im" (every QInputMethodEvent: preedit, commit),
-"changed" (field, text), "focus" (field that got focus). $FOCUS=password focuses the password field.
+"changed" (field, text), "focus" (field that got focus). $FOCUS=password focuses the password field;
+$WINDOW=max shows the window maximized, $WINDOW=small too narrow for a suggestion after the phrase.
 """
 import os
 import signal
@@ -45,7 +46,12 @@ b = QPushButton("next")
 b.setObjectName("button")
 b.installEventFilter(spy)
 lay.addWidget(b)
-w.show()
+if os.environ.get("WINDOW") == "max":
+    w.showMaximized()
+else:
+    if os.environ.get("WINDOW") == "small":
+        w.resize(330, 140)
+    w.show()
 fields[os.environ.get("FOCUS", "normal")].setFocus()
 signal.signal(signal.SIGTERM, lambda *a: app.quit())
 tick = QTimer()

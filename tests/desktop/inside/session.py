@@ -99,6 +99,8 @@ def wait_for(pred, timeout: float, step: float = 0.1):
 
 SHOWN = re.compile(r"suggestion shown as (\w+) \((\d+) chars\)")
 KEYLINE = "ProcessKeyEvent handled"
+#: What GNOME Shell's extension answered for a suggestion: characters visible in full, of how many.
+DRAWN = re.compile(r"drew the suggestion \((\d+) of (\d+) chars in full\)")
 #: The cursor rectangle a client sent (the engine logs each at debug level; never any text).
 CARET = re.compile(r"cursor location \((-?\d+), (-?\d+), (\d+), (\d+)\)")
 
@@ -330,9 +332,7 @@ class Gnome:
                 time.sleep(0.2)
         if not self.session:
             raise SetupError(f"Mutter RemoteDesktop: {err}")
-        if self.MONITORS > 1:  # Mutter opens windows on the monitor under the pointer: the right one
-            self._rd(self.session, self.RD + ".Session", "NotifyPointerMotionRelative", "(dd)",
-                     (self.SCREEN[0] * (self.MONITORS - 0.5), self.SCREEN[1] / 2))
+        self.point_right()
         time.sleep(0.5)
         # own the name GNOME Shell 51 wants from screenshot callers
         self.bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
@@ -347,12 +347,18 @@ class Gnome:
                                   None).unpack()
 
     def _configure_monitors(self) -> None:
-        """GT_SCALE and GT_MONITORS, applied the way Settings' Displays page applies them (Mutter's
-        DisplayConfig): every monitor at the scale it supports nearest SCALE, side by side, the first one
-        primary. What was applied is read back into ``monitors``."""
+        """GT_SCALE, applied the way Settings' Displays page applies it (Mutter's DisplayConfig): every
+        monitor at the scale it supports nearest SCALE, side by side, the first one primary. GNOME Shell
+        lays several monitors out side by side itself (applying that layout again left the second one
+        half set up in some runs: no background, no windows). What the monitors are is read back into
+        ``monitors``."""
         if self.SCALE == 1 and self.MONITORS == 1:
             return
-        serial, monitors, _logical, props = self._display_config("GetCurrentState")
+        serial, monitors, logical, props = self._display_config("GetCurrentState")
+        if self.SCALE == 1:
+            self.monitors = [(mons[0][0], lx, ly, scale) for lx, ly, scale, _t, _p, mons, _pr in logical]
+            note(f"monitors: {self.monitors}")
+            return
         physical = props.get("layout-mode") == 2  # positions in pixels, else in logical pixels
         configs, x = [], 0
         for (connector, *_), modes, _props in sorted(monitors, key=lambda m: m[0][0]):
@@ -366,6 +372,14 @@ class Gnome:
         _serial, _monitors, logical, _props = self._display_config("GetCurrentState")
         self.monitors = [(mons[0][0], lx, ly, scale) for lx, ly, scale, _t, _p, mons, _pr in logical]
         note(f"monitors: {self.monitors}")
+
+    def point_right(self) -> None:
+        """With two monitors: the pointer to the right one (Mutter opens a window on the monitor under the
+        pointer). Sent again before each launch: a motion sent while the session's pointer was not yet
+        there was lost in one run; more motion only holds it at the screen's edge."""
+        if self.MONITORS > 1:
+            self._rd(self.session, self.RD + ".Session", "NotifyPointerMotionRelative", "(dd)",
+                     (self.SCREEN[0] * (self.MONITORS - 0.5), self.SCREEN[1] / 2))
 
     def settle(self) -> None:
         """GNOME Shell opens its overview at start-up, animated, a few seconds in: an app started before
@@ -615,7 +629,10 @@ class App:
         self.desk, self.scen, self.out = desk, scen, out
         self.password = scen.endswith("-pw")
         self.jump = scen.endswith("-jump")  #: the page moves the focus to its password input by itself
-        self.app = scen[:-3] if self.password else scen[:-5] if self.jump else scen
+        #: the Qt window maximized ("-max") or too narrow for the whole suggestion ("-small")
+        self.window = next((w for w in ("max", "small") if scen.endswith(f"-{w}")), "")
+        self.app = scen[:-3] if self.password else scen[:-5] if self.jump else \
+            scen[: -len(self.window) - 1] if self.window else scen
         self.readback = APPS[self.app]
         self.work = tempfile.mkdtemp(prefix=f"{scen}-", dir=HOME)
         self.doc = f"{self.work}/doc.txt"
@@ -625,7 +642,8 @@ class App:
         self.procs: list[subprocess.Popen] = []
 
     def launch(self) -> None:
-        env = dict(self.desk.app_env, APP_LOG=self.log, FOCUS="password" if self.password else "normal")
+        env = dict(self.desk.app_env, APP_LOG=self.log, FOCUS="password" if self.password else "normal",
+                   WINDOW=self.window)
         a, err = self.app, f"{self.out}/{self.scen}-app.err"
         py = "/usr/bin/python3"
         if a == "gnome-text-editor":
@@ -665,6 +683,9 @@ class App:
                 cmd = ["firefox", "--no-remote", "--new-instance", "--profile", prof, url]
         else:
             raise ValueError(a)
+        if hasattr(self.desk, "point_right"):
+            self.desk.point_right()
+            time.sleep(0.3)
         self.mark_launch = len(elines())
         self.pre = f"{self.work}/pre-launch.png"
         self.desk.shot(self.pre)
@@ -848,6 +869,11 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     s6 = shot("6-before-tab")
     res["diff_before_tab"] = diff_pixels(s3, s6, desk.MASK)
     mark_tab = settle()
+    # what GNOME Shell said it drew of the last suggestion before Tab (cut at the window's edge: fewer chars),
+    # and where the window is (what changed on screen since before the launch)
+    drawn = [m for line in elines()[:mark_tab] for m in [DRAWN.search(line)] if m]
+    res["drawn_e"] = [int(drawn[-1].group(1)), int(drawn[-1].group(2))] if drawn else None
+    res["window_box"] = diff_pixels(app.pre, s3, desk.MASK)[1]
     # the cursor rectangles the application sent while typed into (the last one: where it said its caret is
     # when Tab was pressed): told apart from where its text then went, they show an application's late caret
     res["carets"] = carets_after(start)

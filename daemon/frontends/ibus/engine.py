@@ -127,7 +127,7 @@ class Engine:
         self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
         self._drawn: Optional[Drawn] = None  #: told once ``_after_key`` is sent
         self._preedit_in_key = False  #: the preedit changed while the key was handled
-        #: where the caret is when the client reports its rectangle late (the inline suggestion)
+        #: where the inline suggestion starts against the client's caret rectangle (late ones included)
         self.trail = CaretTrail()
         self._lock = threading.Lock()
 

@@ -194,8 +194,4 @@ def _sign(v: float) -> int:
     return (v > 0) - (v < 0)
 
 
-def _same_place(a: Rect, b: Rect) -> bool:
-    return a[0] == b[0] and a[1] == b[1]
-
-
 __all__ = ["CaretTrail", "Shift"]

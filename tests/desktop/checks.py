@@ -89,11 +89,17 @@ def check_tab_inserts_the_shown_suggestion(results: dict, app: str, complete: li
     assert n >= MIN_VISIBLE_PIXELS, (
         f"{app}: Tab inserted {x!r}, a suggestion that was not on screen: the screenshot before Tab shows the same "
         f"as with no suggestion ({n} pixels differ; {res['shots'].get('6-before-tab')} vs {res['shots'].get('3-esc')})")
+    check_begins_like_complete(app, x, complete, typed)
+    return x
+
+
+def check_begins_like_complete(app: str, x: str, complete: list[dict], typed: str) -> None:
+    """What Tab inserted after ``typed`` begins with the first word `ghosttype complete` gives for the same
+    text (or is the start of it), where it gives one."""
     word = complete_first_word(complete, typed)
     if word is not None:
         assert x.startswith(word) or word.startswith(x), \
             f"{app}: Tab inserted {x!r}; `ghosttype complete` for the same text begins with {word!r}"
-    return x
 
 
 def inserted(res: dict) -> str:
@@ -460,12 +466,9 @@ def check_cut_at_the_windows_edge(results: dict, app: str, complete: list[dict])
         f"{app}: GNOME Shell drew {drawn[0]} of {drawn[1]} characters in full: the suggestion was not cut"
     assert text.startswith(typed) and text.endswith(after) and "\t" not in text, \
         f"{app}: typed keys lost, doubled or reordered, or a tab arrived: field {text!r}"
-    x = text[len(typed): len(text) - len(after)]
+    x = inserted(res)
     assert len(x) == drawn[0], f"{app}: Tab inserted {x!r}, but GNOME Shell drew {drawn[0]} characters in full"
-    word = complete_first_word(complete, typed)
-    if word is not None:
-        assert x.startswith(word) or word.startswith(x), \
-            f"{app}: Tab inserted {x!r}; `ghosttype complete` for the same text begins with {word!r}"
+    check_begins_like_complete(app, x, complete, typed)
     region, window = (res.get("inline") or {}).get("ghost"), res.get("window_box")
     assert region and window, f"{app}: no suggestion ({region}) or window ({window}) found on screen"
     assert region[1][2] <= window[2], \

@@ -42,11 +42,10 @@ LOCK_WAIT = 3600
 #: "gnome-de" also starts with two processes keeping both CPUs busy, as at a login; "gnome-popup" is
 #: GNOME with ghosttype's Shell extension switched off by the user (IBus's popup then shows the suggestion);
 #: "gnome-dark" GNOME's dark style; "gnome-hidpi" a monitor at scale 2, "gnome-frac" at 1.5 (fractional),
-#: "gnome-twomon" two monitors side by side (the apps open on the right one, under the pointer);
 #: "gnome-windows" GNOME as it is (its scenarios size the window: "qt-max", "qt-small").
 SESSION_MODES = {"preedit": {"GT_DISPLAY": "preedit"}, "de": {"GT_LAYOUT": "de", "GT_BUSY": "2"},
                  "popup": {"GT_EXT": "off"}, "dark": {"GT_SCHEME": "prefer-dark"}, "user": {"GT_USER": "1"},
-                 "hidpi": {"GT_SCALE": "2"}, "frac": {"GT_SCALE": "1.5"}, "twomon": {"GT_MONITORS": "2"},
+                 "hidpi": {"GT_SCALE": "2"}, "frac": {"GT_SCALE": "1.5"},
                  "windows": {}}
 
 

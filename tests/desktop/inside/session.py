@@ -272,13 +272,11 @@ class Gnome:
     #: No pointer: the clicks Mutter's RemoteDesktop was sent by relative motion (from either corner) never
     #: reached the window in this headless session, and absolute motion needs a screen-cast stream (PipeWire).
     CLICKS = False
-    #: Each monitor's size in logical pixels; GT_SCALE: the scale Settings' Displays page would set (2: HiDPI,
-    #: 1.5: fractional), so a virtual monitor has SCALE times as many pixels; GT_MONITORS: monitors side by side
-    #: (the first one primary; applications open on the right one, where the pointer is).
+    #: The monitor's size in logical pixels; GT_SCALE: the scale Settings' Displays page would set (2: HiDPI,
+    #: 1.5: fractional), so the virtual monitor has SCALE times as many pixels.
     LOGICAL = (1024, 600)
     SCALE = float(os.environ.get("GT_SCALE") or 1)
-    MONITORS = int(os.environ.get("GT_MONITORS") or 1)
-    SCREEN = (round(LOGICAL[0] * SCALE), round(LOGICAL[1] * SCALE))  # one virtual monitor, in pixels
+    SCREEN = (round(LOGICAL[0] * SCALE), round(LOGICAL[1] * SCALE))  # the virtual monitor, in pixels
     DISPLAY_CONFIG = ("org.gnome.Mutter.DisplayConfig", "/org/gnome/Mutter/DisplayConfig",
                       "org.gnome.Mutter.DisplayConfig")
 
@@ -307,8 +305,8 @@ class Gnome:
         for schema, key, val in gs:
             subprocess.run(["gsettings", "set", schema, key, val], env=ENV, check=False)
         env = dict(ENV, XDG_SESSION_TYPE="wayland")
-        monitor = ["--virtual-monitor", "x".join(map(str, self.SCREEN))] * self.MONITORS
-        self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", *monitor],
+        monitor = "x".join(map(str, self.SCREEN))
+        self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", "--virtual-monitor", monitor],
                            f"{self.out}/gnome-shell.log", env=env)
         if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-0") or self.shell.poll() is not None, 60) \
                 or self.shell.poll() is not None:
@@ -332,7 +330,6 @@ class Gnome:
                 time.sleep(0.2)
         if not self.session:
             raise SetupError(f"Mutter RemoteDesktop: {err}")
-        self.point_right()
         time.sleep(0.5)
         # own the name GNOME Shell 51 wants from screenshot callers
         self.bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
@@ -347,39 +344,21 @@ class Gnome:
                                   None).unpack()
 
     def _configure_monitors(self) -> None:
-        """GT_SCALE, applied the way Settings' Displays page applies it (Mutter's DisplayConfig): every
-        monitor at the scale it supports nearest SCALE, side by side, the first one primary. GNOME Shell
-        lays several monitors out side by side itself (applying that layout again left the second one
-        half set up in some runs: no background, no windows). What the monitors are is read back into
-        ``monitors``."""
-        if self.SCALE == 1 and self.MONITORS == 1:
-            return
-        serial, monitors, logical, props = self._display_config("GetCurrentState")
+        """GT_SCALE, applied the way Settings' Displays page applies it (Mutter's DisplayConfig): the monitor at
+        the scale it supports nearest SCALE. What was applied is read back into ``monitors``."""
         if self.SCALE == 1:
-            self.monitors = [(mons[0][0], lx, ly, scale) for lx, ly, scale, _t, _p, mons, _pr in logical]
-            note(f"monitors: {self.monitors}")
             return
-        physical = props.get("layout-mode") == 2  # positions in pixels, else in logical pixels
-        configs, x = [], 0
-        for (connector, *_), modes, _props in sorted(monitors, key=lambda m: m[0][0]):
-            mode = next((m for m in modes if m[6].get("is-current")), modes[0])
-            scale = min(mode[5], key=lambda v: abs(v - self.SCALE))
-            configs.append((x, 0, scale, 0, not configs, [(connector, mode[0], {})]))
-            x += mode[1] if physical else round(mode[1] / scale)
+        serial, monitors, _logical, _props = self._display_config("GetCurrentState")
+        (connector, *_), modes, _mprops = monitors[0]
+        mode = next((m for m in modes if m[6].get("is-current")), modes[0])
+        scale = min(mode[5], key=lambda v: abs(v - self.SCALE))
+        config = [(0, 0, scale, 0, True, [(connector, mode[0], {})])]
         self._display_config("ApplyMonitorsConfig",
-                             GLib.Variant("(uua(iiduba(ssa{sv}))a{sv})", (serial, 1, configs, {})))
+                             GLib.Variant("(uua(iiduba(ssa{sv}))a{sv})", (serial, 1, config, {})))
         time.sleep(1.0)
         _serial, _monitors, logical, _props = self._display_config("GetCurrentState")
         self.monitors = [(mons[0][0], lx, ly, scale) for lx, ly, scale, _t, _p, mons, _pr in logical]
         note(f"monitors: {self.monitors}")
-
-    def point_right(self) -> None:
-        """With two monitors: the pointer to the right one (Mutter opens a window on the monitor under the
-        pointer). Sent again before each launch: a motion sent while the session's pointer was not yet
-        there was lost in one run; more motion only holds it at the screen's edge."""
-        if self.MONITORS > 1:
-            self._rd(self.session, self.RD + ".Session", "NotifyPointerMotionRelative", "(dd)",
-                     (self.SCREEN[0] * (self.MONITORS - 0.5), self.SCREEN[1] / 2))
 
     def settle(self) -> None:
         """GNOME Shell opens its overview at start-up, animated, a few seconds in: an app started before
@@ -683,9 +662,6 @@ class App:
                 cmd = ["firefox", "--no-remote", "--new-instance", "--profile", prof, url]
         else:
             raise ValueError(a)
-        if hasattr(self.desk, "point_right"):
-            self.desk.point_right()
-            time.sleep(0.3)
         self.mark_launch = len(elines())
         self.pre = f"{self.work}/pre-launch.png"
         self.desk.shot(self.pre)

@@ -7,7 +7,7 @@
 #   desktop.sh gnome|kde SCENARIO...      results in /out/results.json, screenshots in /out
 #   (GT_DISPLAY sets the engine's ibus_display, GT_LAYOUT the machine's keyboard layout, GT_EXT=off has the
 #   user switch ghosttype's GNOME Shell extension off, GT_SCHEME=prefer-dark GNOME's dark style, GT_USER=1
-#   ghosttype's default config and the user scenario, GT_SCALE the monitor's scale, GT_MONITORS=2 two monitors)
+#   ghosttype's default config and the user scenario, GT_SCALE the monitor's scale)
 set -u
 D=$1; shift
 GT=/opt/ghosttype/.venv/bin/ghosttype
@@ -24,7 +24,7 @@ id $U >/dev/null 2>&1 || useradd -u $UID_ -M -d $H -s /bin/bash $U
 rm -rf $H; mkdir -p $H; chown $U: $H /out
 RUNDIR=/run/user/$UID_; mkdir -p $RUNDIR; chown $U: $RUNDIR; chmod 700 $RUNDIR
 timeout -k 10 "$BUDGET" runuser -u $U -- env -i PATH=/usr/bin:/bin HOME=$H USER=$U LOGNAME=$U LANG=C.UTF-8 \
-  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" GT_EXT="${GT_EXT:-}" GT_SCHEME="${GT_SCHEME:-}" GT_LAYOUT="${GT_LAYOUT:-}" GT_BUSY="${GT_BUSY:-}" GT_USER="${GT_USER:-}" GT_SCALE="${GT_SCALE:-}" GT_MONITORS="${GT_MONITORS:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
+  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" GT_EXT="${GT_EXT:-}" GT_SCHEME="${GT_SCHEME:-}" GT_LAYOUT="${GT_LAYOUT:-}" GT_BUSY="${GT_BUSY:-}" GT_USER="${GT_USER:-}" GT_SCALE="${GT_SCALE:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
   dbus-run-session -- /usr/bin/python3 /opt/ghosttype/tests/desktop/inside/session.py "$D" /out "$@" >/out/session.log 2>&1
 rc=$?
 [ $rc = 124 ] && echo "the $D session did not finish within $BUDGET s" >>/out/session.log

@@ -1,4 +1,5 @@
-"""One result of a ``ghosttype doctor`` check.
+"""One result of a ``ghosttype doctor`` check, and the version an installed
+program reports.
 
 Shared by the checks in :mod:`daemon.doctor` and the ones a frontend brings
 (:func:`daemon.frontends.ibus.component.ibus_checks`), so neither imports the
@@ -7,8 +8,25 @@ other for it.
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
 from dataclasses import dataclass
 from typing import Optional
+
+
+def program_version(program: str, *args: str, pattern: str = r"\d+\.\d+(?:\.\d+)?") -> Optional[str]:
+    """The first version number ``program args`` prints (``ibus version``, ``kwin_wayland --version``);
+    None when it is not installed or says none."""
+    exe = shutil.which(program)
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, *args], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(pattern, out)
+    return m.group(0) if m else None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@
 # longer installs it with the base system).
 # Python packages are installed by pip, not here.
 # IBus itself (ibus) is the input-method framework the `ghosttype ibus` engine
-# plugs into.
+# plugs into. With --kde: what `ghosttype kde install` needs to build ghosttype's KWin effect
+# against the installed KWin (its development files, CMake, a C++ compiler; Debian's kwin-dev
+# leaves out a few of the libraries its CMake files ask for).
 set -euo pipefail
 
 runtime=(
@@ -33,9 +35,13 @@ test_tools=(
   openssl cmake libssl-dev mount tesseract-ocr
 )
 
+kde=(kwin-dev cmake g++ extra-cmake-modules pkgconf libdrm-dev libvulkan-dev libwayland-dev)
+
 packages=("${runtime[@]}" "${build[@]}")
 if [[ "${1:-}" == "--test" ]]; then
   packages+=("${test_tools[@]}")
+elif [[ "${1:-}" == "--kde" ]]; then
+  packages=("${kde[@]}")
 fi
 
 if ! command -v apt-get >/dev/null 2>&1; then

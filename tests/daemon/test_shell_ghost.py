@@ -43,11 +43,13 @@ class Peer:
     def __init__(self, address: str, names: tuple[str, ...]) -> None:
         self.conn = open_dbus_connection(address)
         self.calls: list[tuple[str, tuple]] = []
+        self.senders: dict[str, str] = {}  #: who made the last call of each method
         self.offsets: list[tuple] = []
         self.version = 2
         self.answering = True  #: False: Show calls go unanswered (GNOME Shell busy)
         self.drawn = True
         self.visible: int | None = None  #: characters visible in full (cut with an ellipsis); None: all
+        self.error: str | None = None  #: answer Show with this D-Bus error (KWin's effect: a stale caret)
         self._replies: dict[int, object] = {}
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
@@ -71,6 +73,7 @@ class Peer:
                 self._replies[msg.header.fields.get(5)] = msg
             elif kind == MessageType.method_call:
                 member = msg.header.fields.get(3)
+                self.senders[member] = msg.header.fields.get(7)
                 if member == "Offset":
                     self.offsets.append(msg.body)
                     if self.version < 2:
@@ -80,7 +83,9 @@ class Peer:
                     self.calls.append((member, msg.body))
                 if member == "Show" and not self.answering:
                     continue
-                if member == "Show":
+                if member == "Show" and self.error:
+                    self.conn.send(new_error(msg, self.error))
+                elif member == "Show":
                     n = len(msg.body[0]) if self.visible is None else self.visible
                     self.conn.send(new_method_return(msg, "bu", (self.drawn, n if self.drawn else 0)))
                 else:

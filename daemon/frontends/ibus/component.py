@@ -43,7 +43,7 @@ from typing import Mapping, Optional
 from xml.sax.saxutils import escape
 
 from daemon.checks import CheckResult
-from daemon.frontends.ibus import shell_extension
+from daemon.frontends.ibus import kwin_effect, shell_extension
 from daemon.frontends.ibus.bus import ibus_address
 from daemon.frontends.ibus.safepath import first_unsafe
 from daemon.frontends.ibus.service import ENGINE_NAME, component
@@ -402,6 +402,8 @@ def ibus_checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
     kde = _kde_input_method_check(env) if wayland else None
     if kde is not None:
         results.append(kde)
+    if kde is not None or kwin_effect.installed(env):
+        results += kwin_effect.checks(env)
     sources = _gnome_sources()
     engine = _current_engine(env) if running else None
     if sources is not None and any(s == ("ibus", ENGINE_NAME) for s in sources):

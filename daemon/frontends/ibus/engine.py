@@ -38,7 +38,8 @@ Rules worth knowing:
   colours, GTK4 and Qt draw the preedit like typed text, a web page reads
   preedit as the field's value), as long as a panel draws popups (GNOME
   Shell, ibus-ui-gtk3); with no panel the preedit is the only display.
-  ``shell``: ghosttype's GNOME Shell extension, where it answers (``shell_ghost``).
+  ``shell``: ghosttype's GNOME Shell extension or KWin effect, where it answers
+  (``shell_ghost``), and the popup while KWin's caret is stale (``ShellGhost.stale``).
 * Context: the text before the caret as the controller tracks it from keys,
   re-synchronised from the field's own surrounding text when the client sends
   one (GTK, Qt, Firefox): when that text does not continue what we tracked
@@ -175,7 +176,8 @@ class Engine:
         mode = self.controller.config.ibus_display
         if mode != "auto":
             return mode
-        popup = "shell" if self.frontend.shell is not None and self.frontend.shell.present else "popup"
+        shell = self.frontend.shell
+        popup = "shell" if shell is not None and shell.present and not shell.stale else "popup"
         if self.capabilities and not self.capabilities & wire.CAP_PREEDIT_TEXT:
             return popup
         if self.frontend.panel is False:
@@ -355,6 +357,7 @@ class Engine:
             self._surrounding = None  # nothing of a password field is kept
             return
         self.echoes.reported()
+        log.debug("surrounding text: caret at %d of %d", cursor, len(text))
         self._surrounding = (text, cursor, anchor)
         self._surrounding_fresh = True
         if self._keys_since_focus == 0 and self.frontend.focused is self:

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import logging
 import pathlib
-import re
-import shutil
 import signal
-import subprocess
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from daemon import __version__
+from daemon.checks import program_version
 from daemon.controller import Controller
 from daemon.frontends.ibus import shell_extension, wire
 from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
@@ -71,19 +69,12 @@ def since_process_start_ms() -> float:
 
 def ibus_version() -> Optional[tuple[int, ...]]:
     """The installed IBus version (``ibus version``), or None."""
-    exe = shutil.which("ibus")
-    if exe is None:
-        return None
-    try:
-        out = subprocess.run([exe, "version"], capture_output=True, text=True, timeout=5).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    m = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
-    return tuple(int(x) for x in m.groups()) if m else None
+    version = program_version("ibus", "version", pattern=r"\d+\.\d+\.\d+")
+    return tuple(int(x) for x in version.split(".")) if version else None
 
 
 def start_shell_ghost(frontend: IBusFrontend) -> ShellGhost:
-    """Reach ghosttype's GNOME Shell extension on the session bus, on a thread
+    """Reach ghosttype's GNOME Shell extension or KWin effect on the session bus, on a thread
     of its own (keys never wait for it), and follow it: the frontend draws
     with it from the moment it answers.  Where it is installed and the user
     has not switched it off, it is then enabled for this user."""
@@ -92,7 +83,18 @@ def start_shell_ghost(frontend: IBusFrontend) -> ShellGhost:
         if engine is not None:
             engine.display(engine.shown)
 
-    shell = ShellGhost(on_change=redisplay)
+    def caret(x: int, y: int, w: int, h: int) -> None:  # KWin's effect: where the focused field's caret is
+        engine = frontend.focused
+        if engine is not None:
+            engine.set_cursor_location(x, y, w, h)
+
+    def stale(text: str, drawn: Optional[Callable[[str], None]]) -> None:  # KWin's effect could not place it:
+        # IBus's popup shows it, and who waits to hear what is on screen hears it from there
+        engine = frontend.focused
+        if engine is not None and engine.shown == text:
+            engine.display(text, drawn)
+
+    shell = ShellGhost(on_change=redisplay, on_caret=caret, on_stale=stale)
 
     def connect() -> None:
         try:

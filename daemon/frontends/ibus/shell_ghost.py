@@ -1,15 +1,27 @@
-"""The engine's end of the inline suggestion on GNOME: ghosttype's GNOME Shell
-extension (``gnome_shell/extension.js``), spoken to on the session bus with jeepney.
+"""The engine's end of the inline suggestion drawn by the desktop's compositor:
+ghosttype's GNOME Shell extension (``gnome_shell/extension.js``) or its KWin
+effect on KDE Plasma (``kwin_effect/``), spoken to on the session bus with jeepney.
 
-The extension draws the suggestion as grey text at the caret instead of IBus's
-popup.  The handshake is the extension's bus name: :class:`ShellGhost` follows
-its owner (``NameOwnerChanged``) and takes it as present only while the same
-connection also owns ``org.gnome.Shell`` (the extension runs inside GNOME Shell
-and shares its connection), so no other program on the session bus can receive
-the suggestion by taking the name first.  While it is present the engine sends
+Both draw the suggestion as grey text at the caret instead of IBus's popup, and
+both serve the same interface under the same name.  The handshake is that bus
+name: :class:`ShellGhost` follows its owner (``NameOwnerChanged``) and takes it
+as present only while the same connection also owns ``org.gnome.Shell`` or
+``org.kde.KWin`` (the extension runs inside GNOME Shell, the effect inside
+KWin, and each shares its compositor's connection), so no other program on the
+session bus can receive the suggestion by taking the name first.  While it is present the engine sends
 each suggestion to it alone, as a method call (never a broadcast signal), and
 shows no popup; when it goes (disabled, GNOME Shell restarted) the engine is
 told (``on_change``) and draws with the popup again.
+
+KWin gives an input method no caret rectangle on Plasma's IBus route, so from
+KWin's effect the engine asks for it (``Watch``) and hears each caret of the
+focused field as a ``Caret(x, y, w, h)`` signal sent to this connection alone
+(``on_caret``), where GNOME Shell's IBus hands it ``SetCursorLocation``.  KWin
+can also know the caret only from keys ago (an application that seldom commits
+its window's surface: Firefox); then the effect answers ``Show`` with the
+``StaleCaret`` error instead of drawing over typed text, and the suggestion goes
+to IBus's popup (``on_stale``, :attr:`ShellGhost.stale`) until KWin next says
+where the caret is.
 
 Nothing here waits for GNOME Shell: :meth:`ShellGhost.show` and
 :meth:`ShellGhost.hide` only write a message to the bus daemon, and the
@@ -47,6 +59,9 @@ log = logging.getLogger(__name__)
 BUS_NAME = "org.freedesktop.IBus.GhostType.Shell"
 OBJECT_PATH = "/org/freedesktop/IBus/GhostType/Shell"
 SHELL_NAME = "org.gnome.Shell"
+KWIN_NAME = "org.kde.KWin"
+#: The effect's answer to Show when KWin's caret is behind the application's (ghosteffect.cpp).
+STALE_ERROR = f"{BUS_NAME}.Error.StaleCaret"
 _ADDRESS = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
 CALL_TIMEOUT_S = 2.0
 
@@ -63,15 +78,23 @@ def text_follows_caret(surrounding: Optional[tuple[str, int, int]]) -> bool:
 class ShellGhost:
     """See the module docstring.  ``on_change()`` is called (on the receiving
     thread) when the extension comes or goes, ``on_drawn(drawn, chars, total)``
-    when GNOME Shell answered for the text now wanted."""
+    when GNOME Shell answered for the text now wanted, ``on_caret(x, y, w, h)``
+    when KWin's effect says where the focused field's caret is, ``on_stale(text,
+    drawn)`` when it could not draw ``text`` for KWin's caret is stale (``drawn``:
+    who waits to hear what of it is on screen, or None)."""
 
     def __init__(self, on_change: Callable[[], None] = lambda: None,
-                 on_drawn: Callable[[bool, int, int], None] = lambda d, c, t: None) -> None:
+                 on_drawn: Callable[[bool, int, int], None] = lambda d, c, t: None,
+                 on_caret: Callable[[int, int, int, int], None] = lambda x, y, w, h: None,
+                 on_stale: Callable[[str, Optional[Callable[[str], None]]], None] = lambda t, d: None) -> None:
         self._on_change = on_change
         self._on_drawn = on_drawn
+        self._on_caret = on_caret
+        self._on_stale = on_stale
+        self._stale = False  #: KWin's caret is behind the application's: the popup shows suggestions
         self._conn: Optional[DBusConnection] = None
         self._lock = threading.Lock()
-        self._owners: dict[str, str] = {BUS_NAME: "", SHELL_NAME: ""}
+        self._owners: dict[str, str] = {BUS_NAME: "", SHELL_NAME: "", KWIN_NAME: ""}
         self._wanted = ""  #: the text last sent with Show ("" after Hide)
         self._serial = 0  #: the serial of that Show call
         self._drawn = ""  #: what GNOME Shell confirmed is on screen now
@@ -101,7 +124,10 @@ class ShellGhost:
         self._conn = conn
         self._thread = threading.Thread(target=self._receive, name="shell-ghost", daemon=True)
         self._thread.start()
-        log.info("GNOME Shell extension %s", "present: suggestions are drawn inline" if self.present
+        with self._lock:
+            present, desktop = self._present(), self._desktop()
+            self._watch()
+        log.info("%s %s", desktop, "present: suggestions are drawn inline" if present
                  else "absent: suggestions use IBus's popup")
 
     @staticmethod
@@ -127,9 +153,28 @@ class ShellGhost:
         with self._lock:
             return self._present()
 
+    @property
+    def stale(self) -> bool:
+        """KWin's effect said its caret is behind the application's; until it says where the caret
+        is (``Caret``), suggestions go to IBus's popup."""
+        with self._lock:
+            return self._stale
+
     def _present(self) -> bool:
         owner = self._owners[BUS_NAME]
-        return bool(owner) and owner == self._owners[SHELL_NAME] and self._conn is not None
+        return bool(owner) and owner in (self._owners[SHELL_NAME], self._owners[KWIN_NAME]) \
+            and self._conn is not None
+
+    def _desktop(self) -> str:
+        """Whose display it is, for the log."""
+        owner = self._owners[BUS_NAME]
+        return "KWin effect" if owner and owner == self._owners[KWIN_NAME] else "GNOME Shell extension"
+
+    def _watch(self) -> None:
+        """(lock held) Ask KWin's effect for the focused field's carets (``Caret``, sent to this
+        connection alone); GNOME Shell's IBus sends them as ``SetCursorLocation`` instead."""
+        if self._present() and self._owners[BUS_NAME] == self._owners[KWIN_NAME]:
+            self._send(self._conn, new_method_call(_ADDRESS, "Watch"), next(self._conn.outgoing_serial))
 
     # -- the display (any thread; never waits) ------------------------------------
 
@@ -259,38 +304,66 @@ class ShellGhost:
             member = fields.get(3, "")
             if member == "NameOwnerChanged" and msg.body and msg.body[0] in self._owners:
                 with self._lock:
-                    before = self._present()
+                    before, owner = self._present(), self._owners[BUS_NAME]
                     self._owners[msg.body[0]] = msg.body[2]
-                    now = self._present()
+                    now, desktop = self._present(), self._desktop()
+                    self._stale = False
                     if not now:
                         self._drawn = self._wanted = ""
+                    elif not before or owner != self._owners[BUS_NAME]:
+                        self._watch()  # a new effect (KWin restarted, the effect reloaded) knows no watcher
                 if before != now:
-                    log.info("GNOME Shell extension %s", "appeared: suggestions are drawn inline" if now
+                    log.info("%s %s", desktop, "appeared: suggestions are drawn inline" if now
                              else "gone: suggestions use IBus's popup")
+                    self._on_change()
+            elif member == "Caret":
+                with self._lock:
+                    if fields.get(7) != self._owners[BUS_NAME] or not self._present():  # HeaderFields.sender
+                        return
+                    was_stale, self._stale = self._stale, False
+                x, y, w, h = (int(v) for v in msg.body)
+                self._on_caret(x, y, w, h)
+                if was_stale:
+                    log.debug("KWin knows the caret again: suggestions are drawn inline")
                     self._on_change()
             elif member == "Hidden":
                 with self._lock:
                     if fields.get(7) != self._owners[BUS_NAME]:  # HeaderFields.sender
                         return
                     self._drawn = ""
-                log.debug("GNOME Shell hid the suggestion (focus or caret moved)")
+                log.debug("the desktop hid the suggestion (focus or caret moved)")
             return
         if kind not in (MessageType.method_return, MessageType.error):
             return
         with self._lock:
             if fields.get(5) != self._serial or not self._wanted:  # an answer to an older call
                 return
+            if kind == MessageType.error and fields.get(4) == STALE_ERROR:  # HeaderFields.error_name
+                text, self._stale = self._wanted, True
+                self._wanted = self._drawn = ""
+                self._answer, self._provisional = None, False
+                waiting, self._waiting = self._waiting, None
+                stale = True
+            else:
+                stale = False
+        if stale:
+            log.debug("KWin's caret is behind the application's: the suggestion goes to IBus's popup")
+            self._on_stale(text, waiting[1] if waiting is not None and waiting[0] == text else None)
+            return
+        with self._lock:
+            if fields.get(5) != self._serial or not self._wanted:
+                return
             ok = kind == MessageType.method_return and msg.body and bool(msg.body[0])
             chars = int(msg.body[1]) if ok else 0
-            text, total = self._wanted, len(self._wanted)
+            text, total, desktop = self._wanted, len(self._wanted), self._desktop()
             self._drawn = text if ok else ""
             self._answer = (text, chars)
             self._provisional = False
             waiting, self._waiting = self._waiting, None
         if ok:
-            log.debug("GNOME Shell drew the suggestion (%d of %d chars in full)", chars, total)
+            log.debug("%s drew the suggestion (%d of %d chars in full)", desktop, chars, total)
         else:
-            log.debug("GNOME Shell did not draw the suggestion (%s)",
+            log.debug("%s did not draw the suggestion (%s)", desktop,
                       "no room at the caret" if kind == MessageType.method_return else "the call failed")
         self._on_drawn(bool(ok), chars, total)
         if waiting is not None and waiting[0] == text:

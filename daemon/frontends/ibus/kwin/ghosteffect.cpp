@@ -1,0 +1,365 @@
+// ghosttype's inline suggestion for KDE Plasma 6 (see ghosteffect.h).
+#include "ghosteffect.h"
+
+#include "core/rendertarget.h"
+#include "core/renderviewport.h"
+#include "effect/effecthandler.h"
+#include "effect/effectwindow.h"
+#include "inputmethod.h"
+#include "main.h"
+#include "opengl/glutils.h"
+#include "wayland/seat.h"
+#include "wayland/surface.h"
+#include "wayland/textinput_v3.h"
+#include "wayland_server.h"
+
+#include <QDBusConnection>
+#include <QDBusMessage>
+#include <QDBusServiceWatcher>
+#include <QFontDatabase>
+#include <QFontMetricsF>
+#include <QPainter>
+
+#include <cmath>
+
+namespace KWin
+{
+
+static const QString s_busName = QStringLiteral("org.freedesktop.IBus.GhostType.Shell");
+static const QString s_objectPath = QStringLiteral("/org/freedesktop/IBus/GhostType/Shell");
+// 2: Offset; 3: Watch and Caret (KWin's own caret, which the engine gets no other way here).
+static constexpr uint s_version = 3;
+// Read by `ghosttype doctor` from the installed file: the KWin release this was built for.
+[[gnu::used]] static const char s_builtFor[] = "ghosttype-kwin-effect built for KWin " GHOSTTYPE_KWIN_VERSION;
+// A grey that reads as a suggestion on light and dark fields (the GNOME extension's).
+static const QColor s_grey(0x8c, 0x8c, 0x8c);
+// Less room than this right of the caret (logical pixels): nothing is drawn.
+static constexpr qreal s_minRoom = 24;
+// Kept free at the window's right edge.
+static constexpr qreal s_edge = 4;
+// Text height as a share of the caret's height (a caret spans the line).
+static constexpr qreal s_textOfCaret = 0.82;
+// A text-input state not applied after this long: KWin's caret is stale (an application redraws its
+// surface within a few frames of its text-input commit; Firefox may not for many keys).
+static constexpr qint64 s_staleMs = 300;
+static const QString s_staleError = QStringLiteral("org.freedesktop.IBus.GhostType.Shell.Error.StaleCaret");
+
+GhostService::GhostService(GhostEffect *effect)
+    : QObject(effect)
+    , m_effect(effect)
+    , m_watch(new QDBusServiceWatcher(this))
+{
+    m_watch->setConnection(QDBusConnection::sessionBus());
+    m_watch->setWatchMode(QDBusServiceWatcher::WatchForUnregistration);
+    connect(m_watch, &QDBusServiceWatcher::serviceUnregistered, this, &GhostService::forget);
+}
+
+uint GhostService::version() const
+{
+    return s_version;
+}
+
+bool GhostService::Show(const QString &text, uint &chars)
+{
+    if (m_effect->caretStale()) {
+        // KWin's caret is keys behind the application's: drawn there, the text would cover typed text.
+        // The engine shows IBus's popup instead.
+        m_effect->hide();
+        sendErrorReply(s_staleError, QStringLiteral("KWin has not applied the application's caret"));
+        chars = 0;
+        return false;
+    }
+    chars = m_effect->show(text);
+    return chars > 0;
+}
+
+void GhostService::Offset(bool known, int x, int y, int dx)
+{
+    m_effect->offset(known, x, y, dx);
+}
+
+void GhostService::Hide()
+{
+    m_effect->hide();
+}
+
+void GhostService::Watch()
+{
+    m_watcher = message().service();
+    m_watch->setWatchedServices({m_watcher});
+    if (const auto caret = m_effect->caret()) {
+        emitCaret(*caret);
+    }
+}
+
+void GhostService::forget(const QString &watcher)
+{
+    if (watcher == m_watcher) {
+        m_watcher.clear();
+        m_watch->setWatchedServices({});
+        m_effect->hide(); // the engine went: nobody can accept what is shown
+    }
+}
+
+void GhostService::emitCaret(const QRect &caret)
+{
+    if (m_watcher.isEmpty()) {
+        return;
+    }
+    // to the engine alone: where someone types is nobody else's business
+    QDBusMessage msg = QDBusMessage::createTargetedSignal(m_watcher, s_objectPath, s_busName, QStringLiteral("Caret"));
+    msg << caret.x() << caret.y() << caret.width() << caret.height();
+    QDBusConnection::sessionBus().send(msg);
+}
+
+GhostEffect::GhostEffect()
+    : m_service(new GhostService(this))
+{
+    if (InputMethod *im = kwinApp()->inputMethod()) {
+        connect(im, &InputMethod::cursorRectangleChanged, this, &GhostEffect::follow);
+        connect(im, &InputMethod::activeWindowChanged, this, [this]() {
+            m_caret.reset(); // another field's caret says nothing about this one
+            lost();
+            follow();
+        });
+    }
+    connect(effects, &EffectsHandler::windowActivated, this, [this]() {
+        m_caret.reset();
+        lost();
+        follow();
+    });
+    if (WaylandServer *server = waylandServer()) {
+        connect(server->seat()->textInputV3(), &TextInputV3Interface::stateCommitted, this, [this]() {
+            if (!m_pending.isValid()) {
+                m_pending.start();
+            }
+        });
+        connect(server->seat(), &SeatInterface::focusedTextInputSurfaceChanged, this, &GhostEffect::watchSurface);
+        watchSurface();
+    }
+    follow();
+    QDBusConnection bus = QDBusConnection::sessionBus();
+    bus.registerObject(s_objectPath, m_service,
+                       QDBusConnection::ExportScriptableSlots | QDBusConnection::ExportScriptableSignals
+                           | QDBusConnection::ExportScriptableProperties);
+    bus.registerService(s_busName);
+}
+
+GhostEffect::~GhostEffect()
+{
+    QDBusConnection bus = QDBusConnection::sessionBus();
+    bus.unregisterService(s_busName);
+    bus.unregisterObject(s_objectPath);
+    if (m_texture && effects->isOpenGLCompositing()) {
+        effects->makeOpenGLContextCurrent();
+        m_texture.reset();
+    }
+}
+
+// The focused field's surface: each of its commits applies what its text input committed before.
+void GhostEffect::watchSurface()
+{
+    disconnect(m_surfaceCommit);
+    m_pending.invalidate();
+    if (SurfaceInterface *surface = waylandServer()->seat()->focusedTextInputSurface()) {
+        m_surfaceCommit = connect(surface, &SurfaceInterface::committed, this, [this]() {
+            m_pending.invalidate();
+        });
+    }
+}
+
+bool GhostEffect::caretStale() const
+{
+    return m_pending.isValid() && m_pending.elapsed() > s_staleMs;
+}
+
+bool GhostEffect::isActive() const
+{
+    return m_placed.has_value();
+}
+
+uint GhostEffect::show(const QString &text)
+{
+    m_text = text;
+    redraw();
+    if (!m_placed) {
+        hide();
+        return 0;
+    }
+    return m_placed->chars;
+}
+
+void GhostEffect::offset(bool known, int x, int y, int dx)
+{
+    m_offset = known ? std::optional<Shift>(Shift{x, y, dx}) : std::nullopt;
+    if (!m_text.isEmpty()) {
+        redraw();
+        if (!m_placed) {
+            lost();
+        }
+    }
+}
+
+void GhostEffect::hide()
+{
+    m_text.clear();
+    redraw();
+}
+
+void GhostEffect::lost()
+{
+    if (m_text.isEmpty()) {
+        return;
+    }
+    hide();
+    Q_EMIT m_service->Hidden();
+}
+
+// The caret moved (the application redrew after a key, or its window moved): the engine hears where,
+// and the suggestion follows it or goes when it no longer fits.
+void GhostEffect::follow()
+{
+    InputMethod *im = kwinApp()->inputMethod();
+    if (!im) {
+        return;
+    }
+    const RectF r = im->cursorRectangle(); // logical, global; empty: no field with a text input
+    if (r.width() <= 0 && r.height() <= 0 && r.x() == 0 && r.y() == 0) {
+        return;
+    }
+    const QRect caret(std::lround(r.x()), std::lround(r.y()), std::lround(r.width()), std::lround(r.height()));
+    if (m_caret == caret) {
+        return;
+    }
+    m_caret = caret;
+    m_service->emitCaret(caret);
+    if (!m_text.isEmpty()) {
+        redraw();
+        if (!m_placed) {
+            lost();
+        }
+    }
+}
+
+std::optional<GhostEffect::Placed> GhostEffect::place() const
+{
+    EffectWindow *window = effects->activeWindow();
+    if (m_text.isEmpty() || !window || !m_caret) {
+        return std::nullopt;
+    }
+    const QRect caret = *m_caret;
+    const QRectF frame = window->frameGeometry();
+    // where the engine says the next character goes (Offset), else after a thin caret, into a block
+    const bool shifted = m_offset && std::abs(m_offset->x - caret.x()) <= 1 && std::abs(m_offset->y - caret.y()) <= 1;
+    const qreal x = shifted ? caret.x() + m_offset->dx : caret.width() > 2 ? caret.x() : caret.x() + caret.width() + 1;
+    const qreal y = caret.y();
+    const qreal h = caret.height();
+    const qreal right = frame.x() + frame.width() - s_edge;
+    if (h <= 0 || x < frame.x() || x > right || y < frame.y() || y + h > frame.y() + frame.height()) {
+        return std::nullopt;
+    }
+    const qreal room = right - x;
+    if (room < s_minRoom) {
+        return std::nullopt;
+    }
+    Placed placed;
+    placed.font = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
+    placed.font.setPixelSize(std::max(6, int(std::lround(h * s_textOfCaret))));
+    const QFontMetricsF metrics(placed.font);
+    const QList<uint> chars = m_text.toUcs4();
+    if (metrics.horizontalAdvance(m_text) <= room) {
+        placed.shown = m_text;
+        placed.chars = chars.size();
+    } else {
+        // the most leading characters that fit in full before an ellipsis
+        const QString ellipsis(QChar(0x2026));
+        const qreal limit = room - metrics.horizontalAdvance(ellipsis);
+        qsizetype lo = 0, hi = chars.size();
+        while (lo < hi) {
+            const qsizetype mid = (lo + hi + 1) / 2;
+            if (metrics.horizontalAdvance(QString::fromUcs4(reinterpret_cast<const char32_t *>(chars.constData()), mid)) <= limit) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if (lo == 0) {
+            return std::nullopt;
+        }
+        placed.shown = QString::fromUcs4(reinterpret_cast<const char32_t *>(chars.constData()), lo) + ellipsis;
+        placed.chars = lo;
+    }
+    const qreal width = std::ceil(metrics.horizontalAdvance(placed.shown)) + 1;
+    const qreal height = std::ceil(metrics.height());
+    placed.rect = QRectF(x, std::round(y + (h - height) / 2), width, height);
+    return placed;
+}
+
+void GhostEffect::redraw()
+{
+    m_placed = place();
+    m_imageScale = 0; // rendered again at the next paint
+    repaint();
+}
+
+void GhostEffect::repaint()
+{
+    if (!m_painted.isEmpty()) {
+        effects->addRepaint(Rect(m_painted.toAlignedRect()));
+    }
+    m_painted = m_placed ? m_placed->rect : QRectF();
+    if (!m_painted.isEmpty()) {
+        effects->addRepaint(Rect(m_painted.toAlignedRect()));
+    }
+}
+
+void GhostEffect::paintScreen(const RenderTarget &renderTarget, const RenderViewport &viewport, int mask, const Region &deviceRegion,
+                              LogicalOutput *screen)
+{
+    effects->paintScreen(renderTarget, viewport, mask, deviceRegion, screen);
+    if (!m_placed || !viewport.renderRect().intersects(RectF(m_placed->rect))) {
+        return;
+    }
+    const qreal scale = viewport.scale();
+    if (m_image.isNull() || m_imageScale != scale) {
+        const QSize size = (m_placed->rect.size() * scale).toSize();
+        m_image = QImage(size, QImage::Format_ARGB32_Premultiplied);
+        m_image.setDevicePixelRatio(scale);
+        m_image.fill(Qt::transparent);
+        QPainter painter(&m_image);
+        painter.setRenderHint(QPainter::TextAntialiasing);
+        painter.setFont(m_placed->font);
+        painter.setPen(s_grey);
+        painter.drawText(QRectF(QPointF(0, 0), m_placed->rect.size()), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextSingleLine,
+                         m_placed->shown);
+        painter.end();
+        m_imageScale = scale;
+        if (m_texture && effects->isOpenGLCompositing()) {
+            m_texture.reset(); // the context is current while painting
+        }
+    }
+    if (effects->isOpenGLCompositing()) {
+        if (!m_texture) {
+            m_texture = GLTexture::upload(m_image);
+            if (!m_texture) {
+                return;
+            }
+        }
+        const Rect pixels = RectF(m_placed->rect).scaled(scale).rounded();
+        glEnable(GL_BLEND);
+        glBlendFunc(GL_ONE, GL_ONE_MINUS_SRC_ALPHA); // the image is premultiplied
+        ShaderBinder binder(ShaderTrait::MapTexture | ShaderTrait::TransformColorspace);
+        QMatrix4x4 mvp = viewport.projectionMatrix();
+        mvp.translate(pixels.x(), pixels.y());
+        binder.shader()->setUniform(GLShader::Mat4Uniform::ModelViewProjectionMatrix, mvp);
+        binder.shader()->setColorspaceUniforms(ColorDescription::sRGB, renderTarget.colorDescription(), RenderingIntent::Perceptual);
+        m_texture->render(pixels.size());
+        glDisable(GL_BLEND);
+    } else if (effects->compositingType() == QPainterCompositing) {
+        effects->scenePainter()->drawImage(m_placed->rect, m_image);
+    }
+}
+
+} // namespace KWin
+
+#include "moc_ghosteffect.cpp"

@@ -1,0 +1,131 @@
+// ghosttype's inline suggestion for KDE Plasma 6: a KWin effect.
+//
+// On Plasma, IBus's popup is an input-method panel that KWin places under the caret, never on its
+// line, and KWin forwards no preedit colours, so the engine cannot draw grey text at the caret by
+// itself.  KWin knows the focused field's caret (its text-input cursor rectangle), so this effect
+// draws the suggestion there, in the compositor, as grey text starting at the caret with no box.
+//
+// It speaks the same D-Bus interface as ghosttype's GNOME Shell extension (gnome_shell/extension.js),
+// on KWin's own session-bus connection: the engine's handshake is that the owner of the interface's
+// name also owns org.kde.KWin.  Show(text) answers whether the text is on screen and how many of its
+// characters are visible in full; nothing is drawn outside the focused window (the text is cut with
+// an ellipsis at its edge, and nothing is drawn with less than MinRoom px of room or when the caret is
+// not inside the window).  Hidden (no arguments) says the text left the screen on its own (focus or
+// caret moved).  Offset(known, x, y, dx): where the next character goes against the caret rectangle
+// at (x, y) (the engine learns it, see caret_trail.py).  Watch(): KWin gives an input method no caret
+// on this route, so the caller (the engine) hears the focused field's caret rectangle as the Caret
+// signal, sent to it alone.  The text is never logged or stored.
+#pragma once
+
+#include "effect/effect.h"
+
+#include <QDBusContext>
+#include <QElapsedTimer>
+#include <QFont>
+#include <QImage>
+#include <QObject>
+#include <QRect>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+class QDBusServiceWatcher;
+
+namespace KWin
+{
+
+class GLTexture;
+class GhostEffect;
+
+//! The D-Bus object: the engine's calls, forwarded to the effect.
+class GhostService : public QObject, protected QDBusContext
+{
+    Q_OBJECT
+    Q_CLASSINFO("D-Bus Interface", "org.freedesktop.IBus.GhostType.Shell")
+    Q_PROPERTY(uint Version READ version)
+
+public:
+    explicit GhostService(GhostEffect *effect);
+    uint version() const;
+    void emitCaret(const QRect &caret);
+    void forget(const QString &watcher);
+
+public Q_SLOTS:
+    Q_SCRIPTABLE bool Show(const QString &text, uint &chars);
+    Q_SCRIPTABLE void Offset(bool known, int x, int y, int dx);
+    Q_SCRIPTABLE void Hide();
+    Q_SCRIPTABLE void Watch();
+
+Q_SIGNALS:
+    Q_SCRIPTABLE void Hidden();
+
+private:
+    GhostEffect *m_effect;
+    QString m_watcher; //!< the unique name that hears Caret (the engine that called Watch)
+    QDBusServiceWatcher *m_watch;
+};
+
+class GhostEffect : public Effect
+{
+    Q_OBJECT
+
+public:
+    GhostEffect();
+    ~GhostEffect() override;
+
+    void paintScreen(const RenderTarget &renderTarget, const RenderViewport &viewport, int mask, const Region &deviceRegion,
+                     LogicalOutput *screen) override;
+    bool isActive() const override;
+    int requestedEffectChainPosition() const override
+    {
+        return 99; // above every window and other effect's drawing
+    }
+
+    //! Draws text at the caret; the number of characters visible in full (0: nothing drawn).
+    uint show(const QString &text);
+    //! KWin's caret for the focused field is behind the application's (see m_pending).
+    bool caretStale() const;
+    void offset(bool known, int x, int y, int dx);
+    void hide();
+    //! The caret as the engine hears it (Watch), or nothing without a focused field.
+    std::optional<QRect> caret() const
+    {
+        return m_caret;
+    }
+
+private:
+    struct Placed {
+        QRectF rect; //!< logical, where the image goes
+        QString shown; //!< what is drawn (with the ellipsis)
+        uint chars = 0; //!< characters of the text visible in full
+        QFont font;
+    };
+    std::optional<Placed> place() const;
+    void redraw();
+    void follow();
+    void lost();
+    void repaint();
+    void watchSurface();
+
+    GhostService *m_service;
+    QString m_text;
+    std::optional<QRect> m_caret; //!< the focused field's caret, logical (null: none reported for this window)
+    struct Shift {
+        int x, y, dx;
+    };
+    std::optional<Shift> m_offset;
+    // Since when the focused field's text input has committed state that KWin has not applied yet: a
+    // text-input-v3 (version 2) cursor rectangle takes effect only with the next commit of the field's
+    // own surface, and an application that draws into a subsurface (Firefox) seldom makes one, so KWin's
+    // caret can stay where the application was many keys ago.
+    QElapsedTimer m_pending;
+    QMetaObject::Connection m_surfaceCommit;
+    std::optional<Placed> m_placed; //!< what is on screen now
+    QRectF m_painted; //!< where it was drawn last (repainted when it goes)
+    QImage m_image; //!< m_placed rendered at m_imageScale
+    qreal m_imageScale = 0;
+    std::unique_ptr<GLTexture> m_texture;
+};
+
+} // namespace KWin

@@ -1,0 +1,162 @@
+"""The engine's link to ghosttype's KWin effect (:mod:`daemon.frontends.ibus.shell_ghost`) over a
+private ``dbus-daemon``: the effect counts only while KWin's own connection owns its name, the engine
+asks it for the focused field's carets (``Watch``), hears them as ``Caret`` signals sent to it alone
+(KWin gives an input method no caret on Plasma's IBus route), and the real engine draws with the
+effect, learning from those carets where the next character goes, as on GNOME.
+
+KWin's side is a second connection that owns ``org.kde.KWin`` and the effect's name, and answers the
+way ghosteffect.cpp does.  The effect itself runs in KWin 6.7 in the desktop tier (tests/desktop).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from jeepney import DBusAddress, HeaderFields, new_signal
+
+from daemon.frontends.ibus.service import start_shell_ghost
+from daemon.frontends.ibus.shell_ghost import BUS_NAME, KWIN_NAME, OBJECT_PATH, STALE_ERROR, ShellGhost
+from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
+from tests.daemon.test_ibus_engine import TAB, Rig, press, type_text
+from tests.daemon.test_shell_ghost import Peer, wait_until
+
+
+class KWin(Peer):
+    """KWin with ghosttype's effect loaded: it owns ``org.kde.KWin`` and the effect's name on one
+    connection, and tells the caret to whoever called ``Watch`` last."""
+
+    def __init__(self, address: str, names: tuple[str, ...] = (KWIN_NAME, BUS_NAME)) -> None:
+        super().__init__(address, names)
+
+    def caret(self, x: int, y: int, w: int, h: int, to: str = "") -> None:
+        """The focused field's caret moved: a Caret signal to the watcher alone (``to``: someone else)."""
+        msg = new_signal(DBusAddress(OBJECT_PATH, interface=BUS_NAME), "Caret", "iiii", (x, y, w, h))
+        msg.header.fields[HeaderFields.destination] = to or self.watching
+        self.conn.send(msg)
+
+    @property
+    def watching(self) -> str:
+        """The unique name that called Watch (the engine's connection)."""
+        assert wait_until(lambda: "Watch" in self.senders), "nobody called Watch"
+        return self.senders["Watch"]
+
+
+@pytest.fixture
+def kwin_peer(bus_address):
+    """``kwin_peer(names)``: a connection owning ``names`` (by default KWin's and the effect's)."""
+    peers = []
+
+    def make(names=(KWIN_NAME, BUS_NAME)) -> KWin:
+        p = KWin(bus_address, names)
+        peers.append(p)
+        return p
+    yield make
+    for p in peers:
+        p.close()
+
+
+def test_the_effect_counts_only_inside_kwin_and_only_kwins_caret_is_heard(bus_address, kwin_peer):
+    carets = []
+    g = ShellGhost(on_caret=lambda *c: carets.append(c))
+    impostor = kwin_peer((BUS_NAME,))  # the effect's name, on a connection that is not KWin's
+    kwin = kwin_peer((KWIN_NAME,))
+    try:
+        g.start(bus_address)
+        assert not g.present
+        time.sleep(0.2)
+        assert impostor.calls == [] and kwin.calls == []  # nobody is asked for carets
+        me = g._conn.unique_name
+        impostor.caret(10, 20, 1, 18, to=me)  # a caret from a connection that is not the effect: ignored
+        time.sleep(0.3)
+        assert carets == []
+    finally:
+        g.close()
+
+
+def test_the_engine_asks_kwins_effect_for_carets_and_hears_them(bus_address, kwin_peer):
+    carets = []
+    kwin = kwin_peer()
+    g = ShellGhost(on_caret=lambda *c: carets.append(c))
+    try:
+        g.start(bus_address)
+        assert g.present
+        assert kwin.watching == g._conn.unique_name
+        kwin.caret(120, 40, 1, 18)
+        assert wait_until(lambda: carets == [(120, 40, 1, 18)])
+        kwin.call("ReleaseName", "s", (BUS_NAME,))  # the user switched the effect off
+        assert wait_until(lambda: not g.present)
+        kwin.caret(130, 40, 1, 18, to=g._conn.unique_name)  # from a connection that no longer owns the name
+        time.sleep(0.3)
+        assert carets == [(120, 40, 1, 18)]
+        kwin.senders.clear()
+        kwin.call("RequestName", "su", (BUS_NAME, 0))  # switched on again: a new effect knows no watcher
+        assert wait_until(lambda: g.present)
+        assert kwin.watching == g._conn.unique_name
+    finally:
+        g.close()
+
+
+class Nothing:
+    """Stands in for the trail's shift before any caret reached the engine."""
+    rect = (None,)
+
+
+@pytest.fixture
+def plasma(bus_address, monkeypatch):
+    """An engine on Plasma's IBus route (client ``wayland``, no SetCursorLocation from IBus) whose link to
+    the effect starts the way ``ghosttype ibus run`` starts it, on this private session bus."""
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus_address)
+    rig = Rig()
+    kwin = KWin(bus_address)
+    link = start_shell_ghost(rig.frontend)
+    assert wait_until(lambda: rig.frontend.shell is not None and rig.frontend.shell.present)
+    engine, out = rig.engine(client="wayland")
+    yield rig, kwin, engine, out
+    link.close()
+    kwin.close()
+
+
+def test_on_plasma_the_effect_draws_where_its_carets_say_the_next_character_goes_and_tab_inserts_it(plasma):
+    """KWin's carets reach the engine as Caret signals, as GNOME's IBus hands it SetCursorLocation: the
+    engine learns from them where the next character goes and tells the effect (Offset)."""
+    rig, kwin, engine, out = plasma
+    for i, ch in enumerate("Say hel"):
+        type_text(engine, ch)
+        kwin.caret(100 + 12 * (i + 1), 40, 0, 18)  # the client's caret after the key
+        assert wait_until(lambda: (engine.trail.shift() or Nothing).rect[0] == 100 + 12 * (i + 1)), \
+            f"the caret after {ch!r} never reached the engine"
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    assert kwin.calls[-1] == ("Show", ("lo world",))
+    assert kwin.offsets[-1] == (True, 100 + 12 * 7, 40, 1)  # right after the thin caret KWin reported
+    assert out.aux == "" and out.preedit == ""  # not the popup, not the preedit
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo world"]
+
+
+def test_where_kwins_caret_is_stale_the_popup_shows_the_suggestion_until_kwin_knows_the_caret_again(plasma):
+    """Firefox commits its window's surface seldom, and KWin applies a text-input cursor rectangle only
+    with such a commit: the effect then refuses to draw at a caret keys behind (it would cover typed
+    text). The suggestion goes to IBus's popup, Tab inserts it; once KWin says where the caret is, the
+    next suggestion is drawn inline again."""
+    rig, kwin, engine, out = plasma
+    kwin.caret(100, 40, 0, 18)
+    assert wait_until(lambda: engine.trail.shift() is not None)
+    kwin.error = STALE_ERROR
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: out.aux == "lo world")  # the popup, once the effect said its caret is stale
+    assert ("Show", ("lo world",)) in kwin.calls and not rig.frontend.shell.drawn("lo world")
+    assert rig.frontend.shell.stale
+    assert press(engine, TAB) is True  # on screen (the popup): Tab inserts it
+    assert out.committed == ["lo world"]
+    kwin.error = None
+    kwin.calls.clear()
+    kwin.caret(100 + 12 * 15, 40, 0, 18)  # KWin applied the application's caret
+    assert wait_until(lambda: not rig.frontend.shell.stale)
+    type_text(engine, " ")
+    rig.deliver("again")
+    assert wait_until(lambda: rig.frontend.shell.drawn("again"))
+    assert out.aux == "" and kwin.calls[-1] == ("Show", ("again",))
+    assert press(engine, TAB) is True and out.committed == ["lo world", "again"]

@@ -165,8 +165,9 @@ def caret_sent(res: dict):
 
 def xfail_where_the_app_sent_no_caret(results: dict, app: str) -> None:
     """gnome-console sends no cursor rectangle in some runs (what it sent is in the engine's log): then
-    GNOME Shell has no caret to draw anything at. Told only where the desktop passes cursor rectangles on
-    (another application of the same session sent some; KWin passes none to the engine)."""
+    the desktop has no caret to draw anything at. Told only where the engine hears cursor rectangles
+    (another application of the same session sent some: GNOME's IBus, KWin's effect; KWin itself passes
+    none to an input method)."""
     res = _scenario(results, app)
     others = [s for name, s in results.get("scenarios", {}).items() if name != app]
     if res.get("carets") is not None and caret_sent(res) is None and any(caret_sent(s) for s in others):
@@ -220,9 +221,26 @@ def check_drawn_at_the_caret(results: dict, app: str) -> None:
                          f"below: where the application's empty field had its caret (KWin places the input "
                          f"method's popup at the cursor rectangle the client reported last; upstream, "
                          f"tests/desktop/upstream.md)")
+        xfail_where_drawn_at_a_stale_caret(res, app, region[1], carets)
     assert gap <= NEAR, (f"{app}: the suggestion is drawn at {region[1]} (x0, y0, x1, y1), {gap} px from the "
                          f"caret (the last typed character changed {[box for _, box in carets]}); see "
                          f"{res['shots'].get('4-model')}")
+
+
+def xfail_where_drawn_at_a_stale_caret(res: dict, app: str, ghost: list, carets: list) -> None:
+    """The inline suggestion starts right after a caret the application reported (the engine's log), on the
+    typed text's line but far left of where the last typed character went: the application's caret report
+    was stale, and the desktop drew where it said. Firefox on KWin: KWin applies a text-input-v3 cursor
+    rectangle only with the next commit of the window's own surface, which Firefox seldom makes (it draws
+    into a subsurface), so KWin's caret stays where Firefox was keys ago (upstream, tests/desktop/upstream.md)."""
+    typed = min((box for _, box in carets), key=lambda b: b[0])
+    for x, y, w, h in res.get("carets") or []:
+        if h and abs(ghost[0] - (x + w + 1)) <= START_SLACK + 2 and y <= (ghost[1] + ghost[3]) / 2 <= y + h \
+                and typed[0] - x > NEAR:
+            pytest.xfail(f"{app}: the suggestion starts at x={ghost[0]}, right after a caret the application "
+                         f"reported ({[x, y, w, h]}), while its last typed character went at x={typed[0]}: its "
+                         f"caret report was stale (Firefox on KWin: the cursor rectangle is applied only at a "
+                         f"commit of the window's surface; upstream, tests/desktop/upstream.md)")
 
 
 def check_typing_through_keeps_it_visible(results: dict, app: str) -> bool:
@@ -368,7 +386,8 @@ def check_registered_in_time(results: dict) -> int:
 
 def check_display(results: dict, app: str, expected: str) -> None:
     """The engine showed the suggestion before Tab with ``expected``: ``shell`` (ghosttype's GNOME Shell
-    extension) where it is enabled, ``popup`` (IBus's, drawn by GNOME Shell) where the user switched it off."""
+    extension or KWin effect) where it is there, ``popup`` (IBus's, drawn by GNOME Shell or IBus's panel)
+    where the user switched it off or did not install it."""
     res = _scenario(results, app)
     ghost = res.get("ghost_e")
     assert ghost, f"{app}: no suggestion was shown before Tab"
@@ -376,13 +395,18 @@ def check_display(results: dict, app: str, expected: str) -> None:
 
 
 def check_inline_at_the_caret(results: dict, app: str, dark: bool = False, scale: float = 1.0) -> dict:
-    """GNOME with ghosttype's Shell extension: the suggestion is grey text on the caret's line starting at the
-    caret. Against the field without it (after Esc) and the screen right after Tab inserted it: the
+    """GNOME with ghosttype's Shell extension, KWin with its effect: the suggestion is grey text on the caret's
+    line starting at the caret. Against the field without it (after Esc) and the screen right after Tab inserted it: the
     suggestion's pixels lie on the inserted text's line, start where the inserted text starts, their ink is
     fainter than the inserted (typed) text's yet readable, and no pixel turned dark while it showed (no box).
     ``dark``: GNOME's dark style, where the field itself must be dark. ``scale``: the monitor's, so many
     screenshot pixels to a logical one (the unit of the caret the application reports)."""
     res = _scenario(results, app)
+    if (res.get("ghost_e") or [""])[0] == "popup" and res.get("stale_caret"):
+        pytest.xfail(f"{app}: KWin's caret stayed keys behind the application's ({res['stale_caret']} suggestions "
+                     f"refused by the effect, engine log), so IBus's popup showed it (Firefox on KWin: the cursor "
+                     f"rectangle is applied only at a commit of the window's surface; upstream, "
+                     f"tests/desktop/upstream.md)")
     check_display(results, app, "shell")
     xfail_where_the_app_sent_no_caret(results, app)
     inl = res.get("inline") or {}

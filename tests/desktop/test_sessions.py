@@ -8,6 +8,9 @@
 * ``kde``: KDE Plasma 6's route: KWin 6 (sid) nested in Xvfb, IBus as KWin's input method the way
   Plasma's Virtual Keyboard page sets it (kwinrc InputMethod = IBus Wayland), no *_IM_MODULE
   variables, the engine chosen with ``ibus engine``; keys through KWin's org_kde_kwin_fake_input.
+  ghosttype's KWin effect (built and installed by the README's KDE steps: ``install-deps.sh --kde``,
+  ``ghosttype kde install --system``) draws the suggestion at the caret; ``kde-popup``: the same
+  without the effect, so IBus's popup shows it.
 
 One session per desktop runs all its scenarios (conftest.run_desktop); each test judges one
 application's recorded results (checks.py says what each check means).
@@ -25,6 +28,7 @@ NORMAL = {
     "gnome": ["gnome-text-editor", "mousepad", "qt", "firefox", "chromium", "kgx"],
     "gnome-popup": ["gnome-text-editor", "mousepad", "qt", "firefox", "chromium", "kgx"],
     "kde": ["kwrite", "qt", "gnome-text-editor", "mousepad", "konsole", "firefox", "chromium"],
+    "kde-popup": ["kwrite", "qt", "gnome-text-editor", "konsole", "firefox"],
 }
 #: Password fields: GTK4 PasswordEntry, GTK3 invisible entry, Qt EchoMode Password, <input type=password>.
 PASSWORD = {
@@ -52,8 +56,12 @@ LAYOUT_CASES = [(d, a) for d in LAYOUT for a in LAYOUT[d]]
 PREEDIT_CASES = [(d, a) for d in PREEDIT for a in PREEDIT[d]]
 NORMAL_CASES = [(d, a) for d in NORMAL for a in NORMAL[d]]
 PASSWORD_CASES = [(d, a) for d in PASSWORD for a in PASSWORD[d]]
-#: GNOME with ghosttype's Shell extension: grey text at the caret instead of IBus's popup.
-INLINE_CASES = [("gnome", a) for a in NORMAL["gnome"]] + [(d, a) for d in DARK for a in DARK[d]]
+#: Desktops that draw the suggestion inline: GNOME with ghosttype's Shell extension, KWin with its effect.
+INLINE = ("gnome", "kde")
+#: Grey text at the caret instead of IBus's popup.
+INLINE_CASES = [(d, a) for d in INLINE for a in NORMAL[d]] + [(d, a) for d in DARK for a in DARK[d]]
+#: Without the extension or the effect: IBus's popup.
+POPUP = ("gnome-popup", "kde-popup")
 JUMP_CASES = [(d, a) for d in JUMP for a in JUMP[d]]
 
 #: The user session (the default config, a key every 100 ms, Tab at once): one per desktop.
@@ -70,7 +78,7 @@ USER_CASES = [(d, a) for d in USER for a in USER[d]]
 @pytest.mark.parametrize("desktop, app", NORMAL_CASES)
 def test_tab_inserts_exactly_the_shown_suggestion_and_keys_arrive_once_in_order(desktops, sid, desktop, app):
     results = desktops(desktop, SCENARIOS[desktop])
-    if desktop == "gnome":  # the inline suggestion: nothing is drawn without a caret, and Tab stays a Tab
+    if desktop in INLINE:  # the inline suggestion: nothing is drawn without a caret, and Tab stays a Tab
         checks.xfail_where_the_app_sent_no_caret(results, app)
     checks.check_tab_inserts_the_shown_suggestion(results, app, sid.complete)
 
@@ -78,7 +86,7 @@ def test_tab_inserts_exactly_the_shown_suggestion_and_keys_arrive_once_in_order(
 @pytest.mark.parametrize("desktop, app", NORMAL_CASES)
 def test_the_screen_shows_the_text_tab_inserts_and_not_after_tab(desktops, desktop, app):
     results = desktops(desktop, SCENARIOS[desktop])
-    if desktop == "gnome":
+    if desktop in INLINE:
         checks.xfail_where_the_app_sent_no_caret(results, app)
     checks.check_screen_shows_what_tab_inserts(results, app)
     checks.check_gone_after_tab(results, app)
@@ -126,7 +134,7 @@ def test_the_engine_registers_inside_gnomes_activation_window(desktops, desktop)
 
 
 @pytest.mark.parametrize("desktop, app", INLINE_CASES)
-def test_gnome_draws_grey_text_on_the_carets_line_starting_where_tab_inserts_it(desktops, desktop, app):
+def test_grey_text_on_the_carets_line_starting_where_tab_inserts_it(desktops, desktop, app):
     checks.check_inline_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app, dark=desktop in DARK)
 
 
@@ -148,9 +156,9 @@ def test_gnome_cuts_the_suggestion_at_a_narrow_windows_edge_and_tab_inserts_what
                                          sid.complete)
 
 
-@pytest.mark.parametrize("app", NORMAL["gnome-popup"])
-def test_with_the_extension_switched_off_gnome_shows_ibus_popup(desktops, app):
-    checks.check_display(desktops("gnome-popup", SCENARIOS["gnome-popup"]), app, "popup")
+@pytest.mark.parametrize("desktop, app", [(d, a) for d in POPUP for a in NORMAL[d]])
+def test_without_the_extension_or_the_effect_ibus_popup_shows_it(desktops, desktop, app):
+    checks.check_display(desktops(desktop, SCENARIOS[desktop]), app, "popup")
 
 
 @pytest.mark.parametrize("desktop, app", USER_CASES)

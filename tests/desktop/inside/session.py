@@ -101,6 +101,8 @@ SHOWN = re.compile(r"suggestion shown as (\w+) \((\d+) chars\)")
 KEYLINE = "ProcessKeyEvent handled"
 #: What GNOME Shell's extension answered for a suggestion: characters visible in full, of how many.
 DRAWN = re.compile(r"drew the suggestion \((\d+) of (\d+) chars in full\)")
+#: The engine's line for a suggestion KWin's effect would not draw (KWin's caret keys behind the application's).
+STALE = "KWin's caret is behind the application's"
 #: The cursor rectangle a client sent (the engine logs each at debug level; never any text).
 CARET = re.compile(r"cursor location \((-?\d+), (-?\d+), (\d+), (\d+)\)")
 
@@ -217,12 +219,34 @@ def _ink(img, mask, box) -> tuple[int, int]:
     return bg, (ink[int(len(ink) * 0.9)] if ink else 0)
 
 
+#: A dark run this wide or narrower is an application's caret (kwrite's is 2 px) that blinked on, not a box.
+CARET_WIDTH_PX = 3
+
+
+def _turned_dark(a, b, changed) -> int:
+    """Pixels (of those ``changed``) that turned dark from ``a`` to ``b`` (brightness under 90 from 90 or
+    more), counted where they form runs wider than a caret along their row: a box has wide edges or a dark
+    fill; a text caret that blinked on between the two screenshots is a vertical bar."""
+    w = a.size[0]
+    flags = [bool(k) and _lum(pb) < 90 <= _lum(pa) for pa, pb, k in zip(a.getdata(), b.getdata(), changed.getdata())]
+    dark = 0
+    for row in range(0, len(flags), w):
+        run = 0
+        for f in flags[row:row + w] + [False]:
+            if f:
+                run += 1
+            else:
+                dark += run if run > CARET_WIDTH_PX else 0
+                run = 0
+    return dark
+
+
 def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = CELL) -> dict:
     """The suggestion drawn inline, against the text Tab inserted: ``esc`` is the field without the
     suggestion, ``shown`` the same field while it shows, ``tab`` the screen right after Tab. The largest
     place where each differs from ``esc`` (the suggestion; the inserted text), the contrast of each one's
-    ink to the field's background, and how many pixels turned dark (brightness under 90 from 90 or more:
-    a popup's dark box) while the suggestion shows."""
+    ink to the field's background, and how many pixels turned dark (a popup's dark box: ``_turned_dark``)
+    while the suggestion shows."""
     try:
         a, b, c = (Image.open(p).convert("RGB") for p in (esc, shown, tab))
     except OSError:
@@ -234,8 +258,7 @@ def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = 
     m_shown, m_tab = _diff_mask(esc, shown, mask), _diff_mask(esc, tab, mask)
     bg, ghost_ink = _ink(b, m_shown, ghost[1])
     _bg, typed_ink = _ink(c, m_tab, typed[1])
-    dark = sum(1 for pa, pb, k in zip(a.getdata(), b.getdata(), m_shown.getdata())
-               if k and _lum(pb) < 90 <= _lum(pa))
+    dark = _turned_dark(a, b, m_shown)
     return {"ghost": ghost, "inserted": typed, "background": bg, "ghost_contrast": ghost_ink,
             "typed_contrast": typed_ink, "turned_dark": dark, "regions_shown": len(diff_regions(esc, shown, mask, cell))}
 
@@ -507,6 +530,13 @@ class Kde:
             raise SetupError("KWin did not offer org_kde_kwin_fake_input")
         self.fi = found["fi"]
         self.fi.authenticate("ghosttype-tests", "desktop test tier key injection")
+        self.disp.roundtrip()
+        self.park_pointer()
+
+    def park_pointer(self) -> None:
+        """The pointer to the screen's bottom-left corner, away from the windows (centred there): KWin draws
+        it into the screenshots, and its shape changes with what it hovers."""
+        self.fi.pointer_motion_absolute(1.0, 598.0)
         self.disp.roundtrip()
 
     def _code(self, code: int, shift: bool = False) -> None:
@@ -853,6 +883,8 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     # the cursor rectangles the application sent while typed into (the last one: where it said its caret is
     # when Tab was pressed): told apart from where its text then went, they show an application's late caret
     res["carets"] = carets_after(start)
+    # how often KWin's effect refused to draw at a caret KWin had not updated (the popup showed it instead)
+    res["stale_caret"] = sum(STALE in line for line in elines()[start:mark_tab])
     desk.key("Tab")
     time.sleep(0.3)
     s7 = shot("7-tab")

@@ -6,7 +6,7 @@
 #
 #   desktop.sh gnome|kde SCENARIO...      results in /out/results.json, screenshots in /out
 #   (GT_DISPLAY sets the engine's ibus_display, GT_LAYOUT the machine's keyboard layout, GT_EXT=off has the
-#   user switch ghosttype's GNOME Shell extension off, GT_SCHEME=prefer-dark GNOME's dark style, GT_USER=1
+#   user switch ghosttype's GNOME Shell extension off (KDE: the KWin effect is not installed), GT_SCHEME=prefer-dark GNOME's dark style, GT_USER=1
 #   ghosttype's default config and the user scenario, GT_SCALE the monitor's scale)
 set -u
 D=$1; shift
@@ -20,6 +20,14 @@ KB=/etc/default/keyboard
 [ -n "${GT_LAYOUT:-}" ] && printf 'XKBMODEL="pc105"\nXKBLAYOUT="%s"\nXKBVARIANT=""\n' "$GT_LAYOUT" >$KB
 $GT ibus install --system >/out/ibus-install.log 2>&1 \
   || { echo "ghosttype ibus install --system failed: $(tail -1 /out/ibus-install.log)" >&2; exit 3; }
+# KDE: the README's steps for the KWin effect (what building it needs, then the effect for every user);
+# GT_EXT=off (kde-popup): Plasma without it
+if [ "$D" = kde ] && [ "${GT_EXT:-}" != off ]; then
+  bash /opt/ghosttype/packaging/linux/install-deps.sh --kde >/out/kde-deps.log 2>&1 \
+    || { echo "install-deps.sh --kde failed: $(tail -3 /out/kde-deps.log)" >&2; exit 3; }
+  $GT kde install --system >/out/kde-install.log 2>&1 \
+    || { echo "ghosttype kde install --system failed: $(tail -5 /out/kde-install.log)" >&2; exit 3; }
+fi
 id $U >/dev/null 2>&1 || useradd -u $UID_ -M -d $H -s /bin/bash $U
 rm -rf $H; mkdir -p $H; chown $U: $H /out
 RUNDIR=/run/user/$UID_; mkdir -p $RUNDIR; chown $U: $RUNDIR; chmod 700 $RUNDIR
@@ -38,5 +46,6 @@ left=$(pgrep -u $UID_ | tr '\n' ' ')
 cp $H/.local/state/ghosttype/log/ghosttype.log /out/engine.log 2>/dev/null
 for i in 1 2 3; do cp $H/.local/state/ghosttype/log/ghosttype.log.$i /out/engine.log.$i 2>/dev/null; done
 $GT ibus uninstall --system >/dev/null 2>&1
+[ "$D" = kde ] && $GT kde uninstall --system >/dev/null 2>&1
 if [ -e $KB.before-session ]; then mv -f $KB.before-session $KB; else rm -f $KB; fi
 exit $rc

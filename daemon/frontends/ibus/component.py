@@ -307,6 +307,7 @@ def next_step_hint() -> str:
         "    gsettings set org.gnome.desktop.input-sources sources \"[('xkb', 'us'), ('ibus', 'ghosttype')]\"\n"
         "    (keep your own layouts in that list; Super+Space switches between sources)\n"
         "  KDE Plasma: System Settings › Keyboard › Virtual Keyboard › IBus Wayland, then ibus engine ghosttype\n"
+        "    (grey text at the caret instead of IBus's popup: ghosttype kde install, see the README)\n"
         "  X11 desktops: ibus engine ghosttype (GTK_IM_MODULE=ibus, QT_IM_MODULE=ibus, XMODIFIERS=@im=ibus)\n"
         "Selecting ghosttype replaces your current IBus engine (a CJK input method, for example);\n"
         "switch sources to get it back, or use `ghosttype run` (X11) instead."

@@ -23,7 +23,7 @@ def home(tmp_path, monkeypatch):
 
 def plant(env, kwin="6.7.4") -> pathlib.Path:
     """A plugin file as ``install`` leaves it: KWin's plugin subdirectory, the version marker inside."""
-    f = kwin_effect.user_plugin_root(env) / kwin_effect.PLUGIN_SUBDIR / kwin_effect.PLUGIN_FILE
+    f = kwin_effect.user_plugin_file(env)
     f.parent.mkdir(parents=True)
     f.write_bytes(b"\x7fELF..." + f"ghosttype-kwin-effect built for KWin {kwin}".encode() + b"\0...")
     return f

@@ -15,11 +15,10 @@ import time
 import pytest
 from jeepney import DBusAddress, HeaderFields, new_signal
 
-from daemon.frontends.ibus.service import start_shell_ghost
 from daemon.frontends.ibus.shell_ghost import BUS_NAME, KWIN_NAME, OBJECT_PATH, STALE_ERROR, ShellGhost
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
-from tests.daemon.test_ibus_engine import TAB, Rig, press, type_text
-from tests.daemon.test_shell_ghost import Peer, wait_until
+from tests.daemon.test_ibus_engine import TAB, press, type_text
+from tests.daemon.test_shell_ghost import Peer, linked_engine, wait_until
 
 
 class KWin(Peer):
@@ -104,17 +103,9 @@ class Nothing:
 
 @pytest.fixture
 def plasma(bus_address, monkeypatch):
-    """An engine on Plasma's IBus route (client ``wayland``, no SetCursorLocation from IBus) whose link to
-    the effect starts the way ``ghosttype ibus run`` starts it, on this private session bus."""
-    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus_address)
-    rig = Rig()
-    kwin = KWin(bus_address)
-    link = start_shell_ghost(rig.frontend)
-    assert wait_until(lambda: rig.frontend.shell is not None and rig.frontend.shell.present)
-    engine, out = rig.engine(client="wayland")
-    yield rig, kwin, engine, out
-    link.close()
-    kwin.close()
+    """An engine on Plasma's IBus route (client ``wayland``, no SetCursorLocation from IBus) linked to
+    KWin's effect."""
+    yield from linked_engine(bus_address, monkeypatch, KWin(bus_address), "wayland")
 
 
 def test_on_plasma_the_effect_draws_where_its_carets_say_the_next_character_goes_and_tab_inserts_it(plasma):

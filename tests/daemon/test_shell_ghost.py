@@ -192,19 +192,25 @@ def test_nothing_is_drawn_over_text_after_the_caret_on_its_line(bus_address, gho
 # ---- the engine with the extension: the real engine, controller and link; IBus itself is recorded ----
 
 
-@pytest.fixture
-def gnome(bus_address, monkeypatch):
-    """An engine on GNOME (client ``gnome-shell``: the popup is the display without the extension) whose
-    link to the extension starts the way ``ghosttype ibus run`` starts it, on this private session bus."""
+def linked_engine(bus_address: str, monkeypatch, peer: Peer, client: str):
+    """(rig, peer, engine, output): an engine of ``client`` whose link to the desktop's display (``peer``)
+    starts the way ``ghosttype ibus run`` starts it, on this private session bus; closes both after."""
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus_address)
     rig = Rig()
-    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
     link = start_shell_ghost(rig.frontend)
-    assert wait_until(lambda: rig.frontend.shell is not None and rig.frontend.shell.present)
-    engine, out = rig.engine(client="gnome-shell")
-    yield rig, shell, engine, out
-    link.close()
-    shell.close()
+    try:
+        assert wait_until(lambda: rig.frontend.shell is not None and rig.frontend.shell.present)
+        engine, out = rig.engine(client=client)
+        yield rig, peer, engine, out
+    finally:
+        link.close()
+        peer.close()
+
+
+@pytest.fixture
+def gnome(bus_address, monkeypatch):
+    """An engine on GNOME (client ``gnome-shell``: the popup is the display without the extension)."""
+    yield from linked_engine(bus_address, monkeypatch, Peer(bus_address, (SHELL_NAME, BUS_NAME)), "gnome-shell")
 
 
 def test_on_gnome_the_extension_draws_the_suggestion_instead_of_the_popup_and_tab_inserts_it(gnome):

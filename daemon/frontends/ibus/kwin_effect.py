@@ -74,9 +74,14 @@ def system_plugin_files() -> list[pathlib.Path]:
     return found
 
 
+def user_plugin_file(env: Optional[Mapping[str, str]] = None) -> pathlib.Path:
+    """Where a per-user install puts the plugin."""
+    return user_plugin_root(env) / PLUGIN_SUBDIR / PLUGIN_FILE
+
+
 def installed(env: Optional[Mapping[str, str]] = None) -> list[pathlib.Path]:
     """The installed plugin files (system first, then this user's)."""
-    user = user_plugin_root(env) / PLUGIN_SUBDIR / PLUGIN_FILE
+    user = user_plugin_file(env)
     return system_plugin_files() + ([user] if user.exists() else [])
 
 
@@ -180,7 +185,7 @@ def uninstall(system: bool, env: Optional[Mapping[str, str]] = None) -> int:
     if system and os.geteuid() != 0:
         print("ghosttype: --system needs root (sudo ghosttype kde uninstall --system)", file=sys.stderr)
         return 2
-    files = system_plugin_files() if system else [user_plugin_root(env) / PLUGIN_SUBDIR / PLUGIN_FILE]
+    files = system_plugin_files() if system else [user_plugin_file(env)]
     if not system:
         files.append(env_script(env))
     removed = [f for f in files if f.exists()]
@@ -247,9 +252,9 @@ def checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
                             "ghosttype kde install (or sudo ghosttype kde install --system)")]
     detail = "installed: " + ", ".join(str(f) for f in where)
     running = kwin_version()
-    stale = [f for f in where if running and built_for(f) != running]
+    stale = [(f, v) for f in where for v in [built_for(f)] if running and v != running]
     if stale:
-        return [CheckResult(name, False, f"{detail}; built for KWin {built_for(stale[0]) or 'unknown'}, "
+        return [CheckResult(name, False, f"{detail}; built for KWin {stale[0][1] or 'unknown'}, "
                             f"but KWin is {running}: KWin does not load it, Plasma shows the popup",
                             "run `ghosttype kde install` again (with --system for a system install), then log out and in")]
     live = loaded()

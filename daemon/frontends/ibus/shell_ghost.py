@@ -1,6 +1,6 @@
 """The engine's end of the inline suggestion drawn by the desktop's compositor:
 ghosttype's GNOME Shell extension (``gnome_shell/extension.js``) or its KWin
-effect on KDE Plasma (``kwin_effect/``), spoken to on the session bus with jeepney.
+effect on KDE Plasma (``kwin/``), spoken to on the session bus with jeepney.
 
 Both draw the suggestion as grey text at the caret instead of IBus's popup, and
 both serve the same interface under the same name.  The handshake is that bus
@@ -338,33 +338,30 @@ class ShellGhost:
         with self._lock:
             if fields.get(5) != self._serial or not self._wanted:  # an answer to an older call
                 return
-            if kind == MessageType.error and fields.get(4) == STALE_ERROR:  # HeaderFields.error_name
-                text, self._stale = self._wanted, True
+            text, total, desktop = self._wanted, len(self._wanted), self._desktop()
+            waiting, self._waiting = self._waiting, None
+            stale = kind == MessageType.error and fields.get(4) == STALE_ERROR  # HeaderFields.error_name
+            if stale:  # nothing drawn; the popup shows it until KWin says where the caret is
+                self._stale = True
                 self._wanted = self._drawn = ""
                 self._answer, self._provisional = None, False
-                waiting, self._waiting = self._waiting, None
-                stale = True
             else:
-                stale = False
+                ok = kind == MessageType.method_return and msg.body and bool(msg.body[0])
+                chars = int(msg.body[1]) if ok else 0
+                self._drawn = text if ok else ""
+                self._answer = (text, chars)
+                self._provisional = False
+        if waiting is not None and waiting[0] != text:
+            waiting = None
         if stale:
             log.debug("KWin's caret is behind the application's: the suggestion goes to IBus's popup")
-            self._on_stale(text, waiting[1] if waiting is not None and waiting[0] == text else None)
+            self._on_stale(text, waiting[1] if waiting is not None else None)
             return
-        with self._lock:
-            if fields.get(5) != self._serial or not self._wanted:
-                return
-            ok = kind == MessageType.method_return and msg.body and bool(msg.body[0])
-            chars = int(msg.body[1]) if ok else 0
-            text, total, desktop = self._wanted, len(self._wanted), self._desktop()
-            self._drawn = text if ok else ""
-            self._answer = (text, chars)
-            self._provisional = False
-            waiting, self._waiting = self._waiting, None
         if ok:
             log.debug("%s drew the suggestion (%d of %d chars in full)", desktop, chars, total)
         else:
             log.debug("%s did not draw the suggestion (%s)", desktop,
                       "no room at the caret" if kind == MessageType.method_return else "the call failed")
         self._on_drawn(bool(ok), chars, total)
-        if waiting is not None and waiting[0] == text:
+        if waiting is not None:
             waiting[1](text[:chars])

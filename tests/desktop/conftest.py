@@ -32,6 +32,9 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SID_ROOT = pathlib.Path(os.environ.get("GHOSTTYPE_SID", "/srv/ghosttype-sid"))
+#: The llama-cpp-python wheel .ci/run built on the host (sid/share_wheel.sh), and where sid sees it.
+WHEELS = SID_ROOT / "cache" / "wheels"
+WHEELS_INSIDE = "/var/cache/ghosttype-wheels"
 ARTIFACTS = pathlib.Path(os.environ.get("GHOSTTYPE_DESKTOP_ARTIFACTS", HERE / "artifacts"))
 BUILD_TIMEOUT = 3600
 README_TIMEOUT = 2400
@@ -105,6 +108,12 @@ class Sid:
         shutil.rmtree(self.run, ignore_errors=True)
 
 
+def wheel_env() -> dict[str, str]:
+    """pip in sid takes llama-cpp-python's wheel from the host's build when .ci/run shared one (no second
+    compile of the same llama.cpp); without one, pip builds it there as the README says."""
+    return {"PIP_FIND_LINKS": WHEELS_INSIDE} if any(WHEELS.glob("llama_cpp_python-*.whl")) else {}
+
+
 def _machine_lock():
     """Hold the machine's tier lock (flock on a file beside the chroot) until the process ends;
     waits up to LOCK_WAIT s for another run to finish."""
@@ -150,7 +159,8 @@ def sid():
     out.mkdir(parents=True)
     t = time.monotonic()
     try:
-        r = env.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/readme_check.sh", timeout=README_TIMEOUT)
+        r = env.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/readme_check.sh", timeout=README_TIMEOUT,
+                      env=wheel_env() or None)
         env.readme = json.loads((out / "readme.json").read_text()) if (out / "readme.json").exists() else \
             {"ok": "false", "reason": _tail(r.stdout + r.stderr)}
     except subprocess.TimeoutExpired:
@@ -159,6 +169,8 @@ def sid():
     if (out / "complete.jsonl").exists():
         env.complete = [json.loads(line) for line in (out / "complete.jsonl").read_text().splitlines() if line.strip()]
     yield env
+    # each step's and session's seconds, for .ci/run's time table
+    (ARTIFACTS / "times.json").write_text(json.dumps(env.times, indent=1))
     env.cleanup()
     lock.close()
 

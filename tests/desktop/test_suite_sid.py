@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.desktop.conftest import ARTIFACTS, Sid
+from tests.desktop.conftest import ARTIFACTS, Sid, wheel_env
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(7200)]
 SUITE_TIMEOUT = 3600
@@ -33,7 +33,7 @@ def test_ci_run_passes_inside_debian_sid(sid):
     own.copy_checkout()
     try:
         r = own.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/suite_check.sh", timeout=SUITE_TIMEOUT,
-                      env={"GHOSTTYPE_PYTEST_ARGS": deselect})
+                      env={"GHOSTTYPE_PYTEST_ARGS": deselect, **wheel_env()})
     finally:
         own.cleanup()
     result = json.loads((out / "suite.json").read_text()) if (out / "suite.json").exists() else {}

@@ -15,6 +15,11 @@ BASE=$ROOT/base
 LIST=$HERE/packages.txt
 fail() { echo "sid-build FAILED: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "must run as root (mmdebstrap, chroot)"
+# one build at a time: .ci/run starts one in the background while it installs the rest, and the tier's
+# own call then waits here for it to finish (and finds the chroot up to date)
+mkdir -p "$ROOT"
+exec 9>"$ROOT/.build.lock"
+flock 9
 pkgs=$(sed 's/#.*//' "$LIST" | tr -s ' \n' '  ' | sed 's/^ //; s/ $//')
 hash=$( (sed 's/#.*//' "$LIST" | tr -s ' \n' '\n' | sort -u; echo v1) | sha256sum | cut -d' ' -f1)
 if [ -f "$BASE/etc/ghosttype-sid.hash" ] && [ "$(cat "$BASE/etc/ghosttype-sid.hash")" = "$hash" ]; then

@@ -10,13 +10,15 @@
 # RUN: a directory of this run; RUN/upper holds what the command writes into the chroot (kept, so a
 # later call with the same RUN sees the venv an earlier one installed), RUN/work is overlayfs's, and
 # RUN/root the mount point. OUT: a host directory seen as /out inside. ROOT (default $GHOSTTYPE_SID or
-# /srv/ghosttype-sid) holds base/ (build.sh) and cache/ (pip's and apt's downloads, shared by runs).
+# /srv/ghosttype-sid) holds base/ (build.sh) and cache/ (pip's and apt's downloads, shared by runs, and
+# wheels/: the llama-cpp-python wheel .ci/run built on the host, share_wheel.sh, seen as
+# /var/cache/ghosttype-wheels inside).
 set -euo pipefail
 RUN=$1 OUT=$2; shift 2
 ROOT=${GHOSTTYPE_SID:-/srv/ghosttype-sid}
 BASE=$ROOT/base
 [ -f "$BASE/etc/ghosttype-sid.hash" ] || { echo "enter: no sid chroot at $BASE (run tests/desktop/sid/build.sh)" >&2; exit 2; }
-mkdir -p "$RUN/upper" "$RUN/work" "$RUN/root" "$OUT" "$ROOT/cache/pip" "$ROOT/cache/apt"
+mkdir -p "$RUN/upper" "$RUN/work" "$RUN/root" "$OUT" "$ROOT/cache/pip" "$ROOT/cache/apt" "$ROOT/cache/wheels"
 export RUN OUT ROOT BASE
 exec unshare -m --propagation private -- bash -c '
   set -e
@@ -25,10 +27,11 @@ exec unshare -m --propagation private -- bash -c '
   mount -t proc proc "$R/proc"
   for d in sys dev; do mount --rbind "/$d" "$R/$d"; done
   mount -t tmpfs -o mode=755 tmpfs "$R/run"; mkdir -p "$R/run/dbus"
-  mkdir -p "$R/out" "$R/root/.cache/pip" "$R/var/cache/apt/archives"
+  mkdir -p "$R/out" "$R/root/.cache/pip" "$R/var/cache/apt/archives" "$R/var/cache/ghosttype-wheels"
   mount --bind "$OUT" "$R/out"
   mount --bind "$ROOT/cache/pip" "$R/root/.cache/pip"
   mount --bind "$ROOT/cache/apt" "$R/var/cache/apt/archives"
+  mount --bind -o ro "$ROOT/cache/wheels" "$R/var/cache/ghosttype-wheels"
   cp /etc/resolv.conf "$R/etc/resolv.conf"
   # the machine'"'"'s own trusted CAs (a proxy'"'"'s, a company'"'"'s): the chroot reaches the registries as the host does
   L=/usr/local/share/ca-certificates

@@ -64,6 +64,31 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+#: Each desktop test's outcome, for the session x check table at the end of the run (summary_table.py).
+_OUTCOMES: list = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    rep = (yield).get_result()
+    if item.get_closest_marker("desktop") is None or not (rep.when == "call" or rep.failed or rep.skipped):
+        return
+    if rep.when == "teardown" and not rep.failed:
+        return
+    from tests.desktop import summary_table
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    _OUTCOMES.append(summary_table.outcome(item.originalname, params, rep.passed, rep.failed,
+                                           getattr(rep, "wasxfail", None), str(rep.longrepr or "")))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _OUTCOMES:
+        from tests.desktop import summary_table
+        terminalreporter.write_line("")
+        for line in summary_table.render(_OUTCOMES).splitlines():
+            terminalreporter.write_line(line)
+
+
 def _tail(text: str, n: int = 5) -> str:
     return "\n".join([line for line in text.splitlines() if line.strip()][-n:])
 

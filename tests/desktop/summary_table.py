@@ -1,0 +1,80 @@
+"""The table printed at the end of a desktop tier run: one row per session and application, one column per
+check, each cell pass / FAIL / xfail (with its evidence, numbered below the table) / skip / - (not run there).
+
+conftest.py records each desktop test's outcome (``record``) and prints :func:`render` in pytest's terminal
+summary, so the end of `.ci/run`'s output says at a glance what each session showed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Column headings for the tests of test_sessions.py, test_readme_sid.py and test_suite_sid.py.
+CHECKS = {
+    "test_tab_inserts_exactly_the_shown_suggestion_and_keys_arrive_once_in_order": "tab",
+    "test_the_screen_shows_the_text_tab_inserts_and_not_after_tab": "screen",
+    "test_suggestion_is_visible_and_esc_hides_it": "esc",
+    "test_suggestion_is_drawn_at_the_caret": "caret",
+    "test_typing_the_suggestions_next_char_keeps_it_visible": "through",
+    "test_password_field_shows_nothing_and_tab_goes_through": "password",
+    "test_focus_moving_to_a_password_input_without_a_key_shows_nothing": "jump",
+    "test_preedit_display_keeps_typed_keys_and_tab_inserts_the_suggestion": "preedit",
+    "test_the_keyboard_layout_is_kept_and_tab_inserts_the_suggestion": "layout",
+    "test_the_engine_registers_inside_gnomes_activation_window": "register",
+    "test_grey_text_on_the_carets_line_starting_where_tab_inserts_it": "inline",
+    "test_gnome_draws_the_suggestion_at_the_caret_on_hidpi_and_fractional_scales": "scale",
+    "test_gnome_draws_the_suggestion_at_the_caret_of_a_maximized_window": "maximized",
+    "test_gnome_cuts_the_suggestion_at_a_narrow_windows_edge_and_tab_inserts_what_shows": "cut",
+    "test_without_the_extension_or_the_effect_ibus_popup_shows_it": "popup",
+    "test_default_config_at_typing_speed_tab_inserts_what_the_screen_showed": "user",
+    "test_a_click_into_another_field_takes_the_suggestion_away": "click",
+    "test_uninstall_leaves_the_system_as_install_found_it": "uninstall",
+    "test_readme_install_command_works_on_debian_sid": "readme",
+    "test_ghosttype_complete_answers_after_the_readme_install": "complete",
+    "test_ci_run_passes_inside_debian_sid": "suite",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    row: str  #: "gnome firefox", "kde", "sid" (tests of no session)
+    check: str  #: a heading of CHECKS (or the test's own name)
+    result: str  #: "pass", "FAIL", "xfail", "skip"
+    why: str = ""  #: an xfail's evidence, a failure's first line
+
+
+def outcome(test_name: str, params: dict, passed: bool, failed: bool, xfail_reason: str | None,
+            longrepr: str = "") -> Outcome:
+    """One test's outcome, from its name, its parameters (desktop, app) and pytest's report."""
+    row = " ".join(str(params[k]) for k in ("desktop", "app") if params.get(k)) or "sid"
+    check = CHECKS.get(test_name, test_name)
+    if xfail_reason is not None:
+        return Outcome(row, check, "xfail", xfail_reason)
+    if failed:
+        first = next((line for line in longrepr.splitlines() if line.startswith("E ")), "")
+        return Outcome(row, check, "FAIL", first[2:].strip()[:200])
+    return Outcome(row, check, "pass" if passed else "skip")
+
+
+def render(outcomes: list[Outcome]) -> str:
+    """The session x check table, then each xfail's evidence and each failure's first line, numbered."""
+    if not outcomes:
+        return ""
+    checks = [c for c in dict.fromkeys(CHECKS.values()) if any(o.check == c for o in outcomes)]
+    checks += [c for c in dict.fromkeys(o.check for o in outcomes) if c not in checks]
+    rows = list(dict.fromkeys(o.row for o in outcomes))
+    cells: dict[tuple[str, str], str] = {}
+    notes: list[str] = []
+    for o in outcomes:
+        cell = o.result
+        if o.result in ("xfail", "FAIL") and o.why:
+            notes.append(f"[{len(notes) + 1}] {o.row} / {o.check}: {o.result}: {o.why}")
+            cell = f"{o.result}[{len(notes)}]"
+        cells[(o.row, o.check)] = cell
+    table = [["session app", *checks]] + [[r, *(cells.get((r, c), "-") for c in checks)] for r in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in table]
+    counts = {k: sum(o.result == k for o in outcomes) for k in ("pass", "FAIL", "xfail", "skip")}
+    lines.insert(1, "-" * len(lines[0]))
+    lines.append(", ".join(f"{n} {k}" for k, n in counts.items() if n))
+    return "\n".join(["desktop tier: session x check", *lines, *notes])

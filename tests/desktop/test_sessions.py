@@ -18,7 +18,7 @@ application's recorded results (checks.py says what each check means).
 
 import pytest
 
-from tests.desktop import checks
+from tests.desktop import checks, uninstall_check
 
 # the fixtures bound every step themselves (chroot build, install, one session per desktop)
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(7200)]
@@ -174,3 +174,13 @@ CLICK_CASES = [("kde-user", "firefox")]
 @pytest.mark.parametrize("desktop, app", CLICK_CASES)
 def test_a_click_into_another_field_takes_the_suggestion_away(desktops, desktop, app):
     checks.check_click_into_another_field(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+#: Sessions whose installs are followed outside home: GNOME (the engine and its Shell extension), KWin (the
+#: engine and the KWin effect built against sid's KWin).
+UNINSTALL_CASES = [("gnome", False), ("kde", True)]
+
+
+@pytest.mark.parametrize("desktop, kwin_effect", UNINSTALL_CASES)
+def test_uninstall_leaves_the_system_as_install_found_it(desktops, desktop, kwin_effect):
+    uninstall_check.check_uninstall(desktops(desktop, SCENARIOS[desktop]), desktop, kwin_effect)

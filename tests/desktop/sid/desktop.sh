@@ -18,15 +18,26 @@ BUDGET=${SESSION_BUDGET:-900}
 KB=/etc/default/keyboard
 [ -e $KB ] && cp -p $KB $KB.before-session
 [ -n "${GT_LAYOUT:-}" ] && printf 'XKBMODEL="pc105"\nXKBLAYOUT="%s"\nXKBVARIANT=""\n' "$GT_LAYOUT" >$KB
+# what each install writes outside home, and whether uninstall takes it back (footprint.py; checked by
+# test_uninstall_leaves_the_system_as_install_found_it)
+FP="/usr/bin/python3 /opt/ghosttype/tests/desktop/sid/footprint.py"
+$FP snapshot before-ibus
 $GT ibus install --system >/out/ibus-install.log 2>&1 \
   || { echo "ghosttype ibus install --system failed: $(tail -1 /out/ibus-install.log)" >&2; exit 3; }
 # KDE: the README's steps for the KWin effect (what building it needs, then the effect for every user);
 # GT_EXT=off (kde-popup): Plasma without it
+$FP snapshot after-ibus
+brackets="before-ibus after-ibus"
+kwin_effect=no
 if [ "$D" = kde ] && [ "${GT_EXT:-}" != off ]; then
+  kwin_effect=yes
   bash /opt/ghosttype/packaging/linux/install-deps.sh --kde >/out/kde-deps.log 2>&1 \
     || { echo "install-deps.sh --kde failed: $(tail -3 /out/kde-deps.log)" >&2; exit 3; }
+  $FP snapshot before-kde
   $GT kde install --system >/out/kde-install.log 2>&1 \
     || { echo "ghosttype kde install --system failed: $(tail -5 /out/kde-install.log)" >&2; exit 3; }
+  $FP snapshot after-kde
+  brackets="$brackets before-kde after-kde"
 fi
 id $U >/dev/null 2>&1 || useradd -u $UID_ -M -d $H -s /bin/bash $U
 rm -rf $H; mkdir -p $H; chown $U: $H /out
@@ -45,7 +56,14 @@ left=$(pgrep -u $UID_ | tr '\n' ' ')
 [ -z "$left" ] || echo "processes of $U still alive: $left" >>/out/session.log
 cp $H/.local/state/ghosttype/log/ghosttype.log /out/engine.log 2>/dev/null
 for i in 1 2 3; do cp $H/.local/state/ghosttype/log/ghosttype.log.$i /out/engine.log.$i 2>/dev/null; done
-$GT ibus uninstall --system >/dev/null 2>&1
-[ "$D" = kde ] && $GT kde uninstall --system >/dev/null 2>&1
+$GT ibus uninstall --system >/out/ibus-uninstall.log 2>&1
+echo $? >/out/ibus-uninstall.rc
+if [ $kwin_effect = yes ]; then
+  $GT kde uninstall --system >/out/kde-uninstall.log 2>&1
+  echo $? >/out/kde-uninstall.rc
+fi
+$FP snapshot after-uninstall
+# shellcheck disable=SC2086
+$FP compare /out/uninstall.json $brackets after-uninstall >/out/uninstall.log 2>&1 || echo "footprint compare failed" >>/out/uninstall.log
 if [ -e $KB.before-session ]; then mv -f $KB.before-session $KB; else rm -f $KB; fi
 exit $rc

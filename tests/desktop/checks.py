@@ -10,6 +10,7 @@ import re
 import pytest
 
 from tests.desktop import screen_text
+from tests.desktop.wayland_log import AppLog
 
 #: Pixels that must differ between "suggestion shown" and "after Esc" screenshots: a caret is ~40,
 #: one short word of ghost text a few hundred, IBus's popup a few thousand.
@@ -38,9 +39,6 @@ MAX_TURNED_DARK = 20
 #: character, a popup's edge; an ellipsis where the text was cut).
 READ_MATCH = 0.85
 READ_EXTRA = 6
-#: An application's caret is late when where it said its caret is (the last cursor rectangle it sent before
-#: Tab) lies this far or more left of where its text then went (the inserted text's first pixel).
-LATE_CARET_PX = 4
 
 
 def _scenario(results: dict, app: str) -> dict:
@@ -156,23 +154,37 @@ def check_gone_after_tab(results: dict, app: str) -> None:
                                 f"({res['shots'].get('7-tab')})")
 
 
-def caret_sent(res: dict):
-    """The last cursor rectangle the application sent before Tab ((x, y, w, h)), None when it sent none
-    or only an empty one (no caret for the desktop to place anything at)."""
-    carets = [c for c in res.get("carets") or [] if c[2] or c[3]]
-    return carets[-1] if carets else None
+def app_log(results: dict, app: str) -> AppLog | None:
+    """What the application itself said on the Wayland protocol up to Tab (its WAYLAND_DEBUG log)."""
+    res = results.get("scenarios", {}).get(app) or {}
+    scen_err = screen_text.local(f"/out/{app}-app.err", results)
+    return AppLog.read(scen_err, res.get("tab_wall_ms"))
 
 
 def xfail_where_the_app_sent_no_caret(results: dict, app: str) -> None:
-    """gnome-console sends no cursor rectangle in some runs (what it sent is in the engine's log): then
-    the desktop has no caret to draw anything at. Told only where the engine hears cursor rectangles
-    (another application of the same session sent some: GNOME's IBus, KWin's effect; KWin itself passes
-    none to an input method)."""
-    res = _scenario(results, app)
-    others = [s for name, s in results.get("scenarios", {}).items() if name != app]
-    if res.get("carets") is not None and caret_sent(res) is None and any(caret_sent(s) for s in others):
-        pytest.xfail(f"{app} sent no cursor rectangle while typed into (engine log): the desktop has no caret "
-                     f"to draw at (upstream: gnome-console/VTE on GNOME 51, tests/desktop/upstream.md)")
+    """The application reported no caret at all while typed into (gnome-console on GNOME 51 in some runs): the
+    desktop has nothing to draw at. Told from the application's own Wayland log only: it speaks Wayland and
+    text-input-v3, and sent no cursor rectangle of any size before Tab."""
+    log = app_log(results, app)
+    evidence = log.no_caret_reported() if log is not None else None
+    if evidence:
+        pytest.xfail(f"{app}: {evidence}: the desktop has no caret to draw at (upstream: gnome-console/VTE, "
+                     f"tests/desktop/upstream.md)")
+
+
+def xfail_where_the_app_did_not_report_its_caret(results: dict, app: str, what: str) -> None:
+    """The application's own Wayland log shows that nobody could know where its caret was at Tab: it sent no
+    cursor rectangle after its last key (Chromium after Esc and BackSpace), or (KWin, which applies a
+    text-input-v3 rectangle only with a commit of the surface the text input is on) never committed that surface
+    after its last rectangle (Firefox, which draws into a subsurface). ``what``: what the screen showed."""
+    log = app_log(results, app)
+    if log is None:
+        return
+    evidence = log.no_caret_after_last_key()
+    if evidence is None and results.get("desktop", "").startswith("kde"):
+        evidence = log.rectangle_never_committed()
+    if evidence:
+        pytest.xfail(f"{app}: {what}; {evidence} (upstream, tests/desktop/upstream.md)")
 
 
 def complete_first_word(complete: list[dict], typed: str):
@@ -214,33 +226,11 @@ def check_drawn_at_the_caret(results: dict, app: str) -> None:
     gap = min(box_gap(region[1], box) for _, box in carets)
     if gap > NEAR:
         xfail_where_the_app_sent_no_caret(results, app)
-        typed = screen_text.changed_box(screen_text.local(res["shots"].get("0-app"), results),
-                                        screen_text.local(res["shots"].get("5-esc"), results))
-        if typed and abs(region[1][0] - typed[0]) <= 12 and 0 <= region[1][1] - typed[3] <= NEAR:
-            pytest.xfail(f"{app}: IBus's popup {region[1]} stands at the start of the typed text {typed}, a line "
-                         f"below: where the application's empty field had its caret (KWin places the input "
-                         f"method's popup at the cursor rectangle the client reported last; upstream, "
-                         f"tests/desktop/upstream.md)")
-        xfail_where_drawn_at_a_stale_caret(res, app, region[1], carets)
+        xfail_where_the_app_did_not_report_its_caret(
+            results, app, f"the suggestion is drawn at {region[1]}, {gap} px from the last typed character")
     assert gap <= NEAR, (f"{app}: the suggestion is drawn at {region[1]} (x0, y0, x1, y1), {gap} px from the "
                          f"caret (the last typed character changed {[box for _, box in carets]}); see "
                          f"{res['shots'].get('4-model')}")
-
-
-def xfail_where_drawn_at_a_stale_caret(res: dict, app: str, ghost: list, carets: list) -> None:
-    """The inline suggestion starts right after a caret the application reported (the engine's log), on the
-    typed text's line but far left of where the last typed character went: the application's caret report
-    was stale, and the desktop drew where it said. Firefox on KWin: KWin applies a text-input-v3 cursor
-    rectangle only with the next commit of the window's own surface, which Firefox seldom makes (it draws
-    into a subsurface), so KWin's caret stays where Firefox was keys ago (upstream, tests/desktop/upstream.md)."""
-    typed = min((box for _, box in carets), key=lambda b: b[0])
-    for x, y, w, h in res.get("carets") or []:
-        if h and abs(ghost[0] - (x + w + 1)) <= START_SLACK + 2 and y <= (ghost[1] + ghost[3]) / 2 <= y + h \
-                and typed[0] - x > NEAR:
-            pytest.xfail(f"{app}: the suggestion starts at x={ghost[0]}, right after a caret the application "
-                         f"reported ({[x, y, w, h]}), while its last typed character went at x={typed[0]}: its "
-                         f"caret report was stale (Firefox on KWin: the cursor rectangle is applied only at a "
-                         f"commit of the window's surface; upstream, tests/desktop/upstream.md)")
 
 
 def check_typing_through_keeps_it_visible(results: dict, app: str) -> bool:
@@ -402,11 +392,8 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False, scale
     ``dark``: GNOME's dark style, where the field itself must be dark. ``scale``: the monitor's, so many
     screenshot pixels to a logical one (the unit of the caret the application reports)."""
     res = _scenario(results, app)
-    if (res.get("ghost_e") or [""])[0] == "popup" and res.get("stale_caret"):
-        pytest.xfail(f"{app}: KWin's caret stayed keys behind the application's ({res['stale_caret']} suggestions "
-                     f"refused by the effect, engine log), so IBus's popup showed it (Firefox on KWin: the cursor "
-                     f"rectangle is applied only at a commit of the window's surface; upstream, "
-                     f"tests/desktop/upstream.md)")
+    if (res.get("ghost_e") or [""])[0] != "shell":
+        xfail_where_the_app_did_not_report_its_caret(results, app, "the suggestion was not drawn at the caret")
     check_display(results, app, "shell")
     xfail_where_the_app_sent_no_caret(results, app)
     inl = res.get("inline") or {}
@@ -419,17 +406,9 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False, scale
     assert tb[1] <= gy <= tb[3] and gb[1] <= ty <= gb[3], \
         f"{app}: the suggestion {gb} is not on the line of the text Tab inserted {tb} (x0, y0, x1, y1); {where}"
     if abs(gb[0] - tb[0]) > START_SLACK * scale:
-        caret = caret_sent(res)
-        if caret is not None:
-            caret = [round(v * scale) for v in caret]
-        if caret is not None and caret[1] <= ty <= caret[1] + caret[3] and tb[0] - caret[0] >= LATE_CARET_PX * scale \
-                and abs(gb[0] - caret[0]) <= (START_SLACK + 1) * scale:
-            pytest.xfail(f"{app} said its caret was at x={caret[0]} (its last cursor rectangle before Tab) while its "
-                         f"text went at x={tb[0]}: the application's caret report was behind (one key late, or "
-                         f"none after the last keys), and the suggestion is drawn where it said (upstream; "
-                         f"tests/desktop/upstream.md)")
-        pytest.fail(f"{app}: the suggestion starts at x={gb[0]}, the text Tab inserted at x={tb[0]} (the app's "
-                    f"last cursor rectangle: {caret}); {where}")
+        xfail_where_the_app_did_not_report_its_caret(
+            results, app, f"the suggestion starts at x={gb[0]}, the text Tab inserted at x={tb[0]}")
+        pytest.fail(f"{app}: the suggestion starts at x={gb[0]}, the text Tab inserted at x={tb[0]}; {where}")
     if dark:
         assert inl["background"] < 100, f"{app}: the field is not dark (brightness {inl['background']}); {where}"
     assert inl["turned_dark"] <= MAX_TURNED_DARK * scale * scale, \

@@ -59,6 +59,12 @@ SYSBUS_PID = 0
 T0 = time.monotonic()
 
 
+def wall_ms() -> int:
+    """Now as libwayland stamps WAYLAND_DEBUG lines (wall-clock ms, 32 bits): where an application's own
+    protocol log is cut when judged (tests/desktop/wayland_log.py)."""
+    return int(time.time() * 1000) % (1 << 32)
+
+
 def note(msg: str) -> None:
     print(f"[{time.monotonic() - T0:7.2f}] {msg}", flush=True)
 
@@ -651,8 +657,10 @@ class App:
         self.procs: list[subprocess.Popen] = []
 
     def launch(self) -> None:
+        # WAYLAND_DEBUG: the application's own protocol log (its stderr, {scen}-app.err), the tier's evidence
+        # from outside ghosttype of what the application told the compositor (tests/desktop/wayland_log.py)
         env = dict(self.desk.app_env, APP_LOG=self.log, FOCUS="password" if self.password else "normal",
-                   WINDOW=self.window)
+                   WINDOW=self.window, WAYLAND_DEBUG="1")
         a, err = self.app, f"{self.out}/{self.scen}-app.err"
         py = "/usr/bin/python3"
         if a == "gnome-text-editor":
@@ -885,6 +893,7 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     res["carets"] = carets_after(start)
     # how often KWin's effect refused to draw at a caret KWin had not updated (the popup showed it instead)
     res["stale_caret"] = sum(STALE in line for line in elines()[start:mark_tab])
+    res["tab_wall_ms"] = wall_ms()
     desk.key("Tab")
     time.sleep(0.3)
     s7 = shot("7-tab")
@@ -921,6 +930,7 @@ def scenario_user(desk, app: App, res: dict) -> None:
     desk.type(PHRASE)
     time.sleep(USER_READS_S)
     s1 = shot("1-shown")
+    res["tab_wall_ms"] = wall_ms()
     desk.key("Tab")
     time.sleep(0.4)
     s2 = shot("2-tab")

@@ -24,6 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from daemon.atomic_write import replace_text
 from daemon.backends.served.endpoint import cleartext_problem
 from daemon.capture.keymap import KeySpecError, normalize_key_spec
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
@@ -456,8 +457,5 @@ def ensure_config_file(path: Optional[Union[str, pathlib.Path]] = None) -> tuple
     p = pathlib.Path(path) if path is not None else default_config_path()
     if p.exists():
         return p, False
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".new")
-    tmp.write_text(default_template(), encoding="utf-8")
-    tmp.replace(p)
+    replace_text(p, default_template())  # yours alone (0600); through a link that leads nowhere yet
     return p, True

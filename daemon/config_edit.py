@@ -8,13 +8,14 @@ below its commented default (``# key = ...``, as the first-run template has
 it), or at the end.  The result is checked with the project's own validation
 (:func:`daemon.config.parse_config`) before anything is written; a bad value
 raises :class:`~daemon.config.ConfigError` and the file stays as it was.
-Writing replaces the file in one step (a temporary file renamed over it), so
-the running daemon's watcher never reads half a file.
+Writing replaces the file in one step (:func:`daemon.atomic_write.replace_text`:
+a private temporary file renamed over it), so the running daemon's watcher
+never reads half a file; a config file that is a symbolic link is written
+through, and keeps its permissions (0600 for a new one).
 """
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 from typing import Any, Mapping, Optional, Union
@@ -22,6 +23,7 @@ from typing import Any, Mapping, Optional, Union
 import tomlkit
 from tomlkit.exceptions import ParseError
 
+from daemon.atomic_write import replace_text
 from daemon.config import Config, default_config_path, default_template, load_config, parse_config
 
 PathLike = Union[str, pathlib.Path]
@@ -96,7 +98,7 @@ def edit_config(changes: Mapping[str, Any], path: Optional[PathLike] = None) -> 
     p = pathlib.Path(path) if path is not None else default_config_path()
     new_text = render(_read(p), changes)
     config = parse_config(new_text, p)
-    _replace(p, new_text)
+    replace_text(p, new_text)
     return config
 
 
@@ -111,14 +113,3 @@ def toggle_denied(app_id: str, path: Optional[PathLike] = None) -> tuple[bool, C
     denied = not current.is_denied(app)
     apps = sorted(set(current.denylist) | {app}) if denied else [a for a in current.denylist if a != app]
     return denied, edit_config({"denylist": apps}, path)
-
-
-def _replace(path: pathlib.Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".new")
-    tmp.write_text(text, encoding="utf-8")
-    try:
-        os.chmod(tmp, path.stat().st_mode & 0o777)  # keep the user's permissions
-    except FileNotFoundError:
-        pass
-    os.replace(tmp, path)

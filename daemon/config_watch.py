@@ -2,7 +2,8 @@
 
 watchdog watches the file's *directory*, not the file: editors save by
 writing a new file and renaming it over the old one, which a watch on the old
-inode would miss.  Bursts of events (write, chmod, rename) are debounced into
+inode would miss.  Where the file is a symbolic link, the directory of the
+file it leads to is watched as well (ghosttype saves through the link).  Bursts of events (write, chmod, rename) are debounced into
 one reload.  A valid file is handed to ``on_change`` (only when it differs from
 the last good one); an invalid one is reported through ``on_error`` and the
 last good config stays in force.  Callbacks run on a timer thread.
@@ -76,12 +77,16 @@ class ConfigWatcher:
                 if getattr(event, "event_type", "modified") not in CONTENT_EVENTS:
                     return
                 paths = {getattr(event, "src_path", ""), getattr(event, "dest_path", "")}
-                if any(p and os.path.abspath(os.fsdecode(p)) == str(watcher.path) for p in paths):
+                if any(p and os.path.abspath(os.fsdecode(p)) in watched for p in paths):
                     watcher.schedule()
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # A config file that is a link is saved where it leads (daemon.atomic_write): watch there too.
+        watched = {str(self.path), os.path.realpath(self.path)}
         observer = Observer()
-        observer.schedule(_Handler(), str(self.path.parent), recursive=False)
+        for directory in sorted({os.path.dirname(p) for p in watched}):
+            if os.path.isdir(directory):
+                observer.schedule(_Handler(), directory, recursive=False)
         observer.daemon = True
         observer.start()
         self._observer = observer

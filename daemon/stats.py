@@ -5,8 +5,13 @@ accept key), accepted by word (the accept-word key), characters ghosttype
 inserted, and keystrokes saved (characters inserted minus the key presses
 that inserted them).  They are kept in ``stats.json`` in the platformdirs
 user state directory (``~/.local/state/ghosttype/stats.json`` on Linux),
-written with mode 0600 by replacing the file, so a reader never sees half
-of it.
+written with mode 0600 by replacing the file from a temporary file of its
+own (:func:`daemon.atomic_write.replace_text`), so a reader never sees half
+of it.  Each read-add-write holds an exclusive lock (``flock`` on
+``stats.json.lock`` beside it), so the overlay daemon and the IBus engine
+counting at once lose nothing.  A file that is not JSON, or a value in it
+that is not a count, is warned about (without the value) and counted from
+zero: a damaged file never stops ghosttype from starting.
 
 The numbers come from the controller's own counters (``new_suggestions``,
 ``accepted``, ``accepted_word``, ``injected_chars``, ``tab_passed_on``):
@@ -20,13 +25,22 @@ is counted or written.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import logging
+import math
 import os
 import pathlib
 import threading
-from typing import Callable, Mapping, Optional, Union
+from typing import Callable, Iterator, Mapping, Optional, Union
+
+from daemon.atomic_write import replace_text
+
+try:
+    import fcntl
+except ImportError:  # Windows: one process counts there (no IBus engine beside the daemon)
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +92,32 @@ def _add(a: Mapping[str, int], b: Mapping[str, int]) -> Counts:
     return {k: int(a.get(k, 0)) + int(b.get(k, 0)) for k in FIELDS}
 
 
+def _count(value: object) -> Optional[int]:
+    """``value`` as a count, or None when it is none (text, a list, true, NaN...)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return int(value)
+    return None
+
+
+def _counts(raw: object) -> tuple[Counts, int]:
+    """The counts in ``raw`` (a dict read from the file) and how many of its values were not counts."""
+    counts, bad = zero(), 0
+    if not isinstance(raw, dict):
+        return counts, 1
+    for k in FIELDS:
+        if k in raw:
+            n = _count(raw[k])
+            if n is None:
+                bad += 1
+            else:
+                counts[k] = n
+    return counts, bad
+
+
 class StatsFile:
     """The counts on disk: ``{"total": {...}, "days": {"YYYY-MM-DD": {...}}}``."""
 
@@ -85,7 +125,8 @@ class StatsFile:
         self.path = pathlib.Path(path) if path is not None else default_stats_path()
 
     def read(self) -> dict:
-        """The file's content; empty counts when it is missing or unreadable."""
+        """The file's content; empty counts when it is missing or unreadable,
+        and zero for each value that is not a count (see the module docstring)."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -93,41 +134,57 @@ class StatsFile:
         except (OSError, ValueError) as e:
             log.warning("stats file %s unreadable (%s); starting from zero", self.path, type(e).__name__)
             data = {}
-        days = data.get("days") if isinstance(data, dict) else None
-        days = {d: _add(zero(), c) for d, c in days.items() if isinstance(c, dict)} if isinstance(days, dict) else {}
-        total = data.get("total") if isinstance(data, dict) and isinstance(data.get("total"), dict) else {}
-        return {"total": _add(zero(), total), "days": days}
+        if not isinstance(data, dict):
+            log.warning("stats file %s holds no counts; starting from zero", self.path)
+            data = {}
+        total, bad = _counts(data.get("total", {}))
+        days = {}
+        raw_days = data.get("days", {})
+        if isinstance(raw_days, dict):
+            for d, c in raw_days.items():
+                days[d], n = _counts(c)
+                bad += n
+        else:
+            bad += 1
+        if bad:
+            log.warning("stats file %s: %d entries are not counts; counting them from zero", self.path, bad)
+        return {"total": total, "days": days}
 
     def add(self, delta: Mapping[str, int], day: Optional[str] = None) -> dict:
         """Add ``delta`` to today's counts and the total; returns the new content."""
-        data = self.read()
         day = day or datetime.date.today().isoformat()
-        data["total"] = _add(data["total"], delta)
-        data["days"][day] = _add(data["days"].get(day, {}), delta)
-        for old in sorted(data["days"])[:-KEEP_DAYS]:
-            del data["days"][old]
-        self._write(data)
+        with self._locked():
+            data = self.read()
+            data["total"] = _add(data["total"], delta)
+            data["days"][day] = _add(data["days"].get(day, {}), delta)
+            for old in sorted(data["days"])[:-KEEP_DAYS]:
+                del data["days"][old]
+            replace_text(self.path, json.dumps(data, indent=1, sort_keys=True), mode=0o600)
         return data
 
     def reset(self) -> bool:
         """Delete the counts; True when there was a file."""
-        try:
-            self.path.unlink()
-            return True
-        except FileNotFoundError:
-            return False
+        with self._locked():
+            try:
+                self.path.unlink()
+                return True
+            except FileNotFoundError:
+                return False
 
-    def _write(self, data: dict) -> None:
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the exclusive lock of ``stats.json.lock`` (where there is ``flock``)."""
+        if fcntl is None:
+            yield
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".new")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        lock = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
-            if hasattr(os, "fchmod"):
-                os.fchmod(fd, 0o600)  # a leftover temporary file keeps its mode otherwise
-            os.write(fd, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when the file is closed
+            yield
         finally:
             os.close(fd)
-        os.replace(tmp, self.path)
 
 
 def summary(data: Mapping, day: Optional[str] = None) -> dict:

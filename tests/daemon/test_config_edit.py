@@ -4,12 +4,16 @@ was."""
 
 from __future__ import annotations
 
+import os
 import pathlib
+import queue
+import stat
 
 import pytest
 
-from daemon.config import DEFAULT_DENYLIST, ConfigError, default_template, load_config
+from daemon.config import DEFAULT_DENYLIST, ConfigError, default_template, ensure_config_file, load_config
 from daemon.config_edit import edit_config, toggle_denied
+from daemon.config_watch import ConfigWatcher
 
 USER_FILE = """\
 # my settings, do not lose this line
@@ -90,3 +94,71 @@ def test_off_in_an_application_keeps_the_default_denylist_and_on_again_removes_o
     assert set(cfg.denylist) == set(DEFAULT_DENYLIST)
     with pytest.raises(ValueError):
         toggle_denied("  ", path)
+
+
+@pytest.fixture
+def umask_022():
+    """The usual umask, under which a file created plainly is readable by everyone (0644)."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_a_config_file_that_is_a_link_is_written_through_it(tmp_path: pathlib.Path, umask_022) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "ghosttype.toml"
+    target.write_text(USER_FILE)
+    target.chmod(0o600)
+    (tmp_path / "config").mkdir()
+    link = tmp_path / "config" / "config.toml"
+    link.symlink_to("../dotfiles/ghosttype.toml")  # as stow and other dotfile managers link
+    config = edit_config({"max_tokens": 12}, link)
+    assert link.is_symlink() and os.readlink(link) == "../dotfiles/ghosttype.toml"
+    assert "max_tokens = 12  # short ones" in target.read_text() and load_config(link) == config
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    denied, _ = toggle_denied("mousepad", link)
+    assert denied and link.is_symlink() and load_config(target).is_denied("mousepad")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["config", "config.toml", "dotfiles", "ghosttype.toml"]
+
+
+def test_a_new_config_file_is_yours_alone(tmp_path: pathlib.Path, umask_022) -> None:
+    written = tmp_path / "edited.toml"
+    edit_config({"max_tokens": 12}, written)
+    created, made = ensure_config_file(tmp_path / "first-run.toml")
+    assert made
+    for path in (written, created):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    # A link that leads nowhere yet (a dotfile not written so far): the file is made where it leads.
+    link = tmp_path / "linked.toml"
+    link.symlink_to(tmp_path / "dotfile.toml")
+    assert ensure_config_file(link) == (link, True)
+    assert link.is_symlink() and stat.S_IMODE((tmp_path / "dotfile.toml").stat().st_mode) == 0o600
+
+
+def test_a_file_planted_where_a_fixed_temporary_name_would_be_is_never_followed(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(USER_FILE)
+    for name in ("config.toml.new", ".config.toml.new"):
+        (tmp_path / name).symlink_to(tmp_path / f"elsewhere-{name}")
+    edit_config({"max_tokens": 12}, path)
+    assert not path.is_symlink() and "max_tokens = 12" in path.read_text()
+    assert not list(tmp_path.glob("elsewhere-*")), "the config was written where a planted link led"
+
+
+def test_a_save_through_a_link_reaches_the_running_daemon(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "dotfiles").mkdir()
+    (tmp_path / "dotfiles" / "ghosttype.toml").write_text(USER_FILE)
+    (tmp_path / "config").mkdir()
+    link = tmp_path / "config" / "config.toml"
+    link.symlink_to("../dotfiles/ghosttype.toml")
+    changed = queue.Queue()
+    watcher = ConfigWatcher(link, changed.put, lambda message: None, current=load_config(link), debounce_s=0.05)
+    watcher.start()
+    try:
+        edit_config({"max_tokens": 12}, link)  # what the settings window's Save does
+        assert changed.get(timeout=10).max_tokens == 12
+    finally:
+        watcher.stop()

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from daemon.config import Config
-from daemon.stats import FIELDS, StatsFile, StatsRecorder, counts_from_controller, summary
+from daemon.stats import FIELDS, StatsFile, StatsRecorder, counts_from_controller, summary, zero
 from tests.daemon.test_controller import Rig
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -114,3 +114,53 @@ def test_ghosttype_stats_json_and_reset(tmp_path: pathlib.Path) -> None:
     assert cli("--path").stdout.strip() == str(tmp_path / "ghosttype" / "stats.json")
     assert cli("--reset").stdout.strip() == "counts deleted"
     assert json.loads(cli("--json").stdout)["total"] == dict.fromkeys(FIELDS, 0)
+
+
+#: One process that counts ``n`` suggestions shown, one write each, as the recorder writes them.
+COUNTER = """
+import sys
+from daemon.stats import StatsFile
+stats = StatsFile(sys.argv[1])
+sys.stdin.read(1)  # wait for the go, so the processes count at the same time
+for _ in range(int(sys.argv[2])):
+    stats.add({"shown": 1, "keystrokes_saved": 2})
+"""
+
+
+def test_two_processes_counting_at_once_lose_nothing(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "stats.json"
+    n = 150
+    procs = [subprocess.Popen([sys.executable, "-c", COUNTER, str(path), str(n)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]  # the daemon and the engine
+    for p in procs:
+        p.stdin.write("g")
+    for p in procs:
+        p.stdin.close()
+    errors = [p.stderr.read() for p in procs]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0], errors
+    data = StatsFile(path).read()
+    assert (data["total"]["shown"], data["total"]["keystrokes_saved"]) == (2 * n, 4 * n)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stats.json", "stats.json.lock"]  # no temporary left
+
+
+def test_a_value_that_is_not_a_number_warns_and_ghosttype_starts(tmp_path: pathlib.Path, caplog) -> None:
+    stats = StatsFile(tmp_path / "stats.json")
+    secret = "my typed secret"
+    stats.path.write_text(json.dumps({
+        "total": {"shown": secret, "accepted": 3, "chars_inserted": float("nan")},
+        "days": {today(): {"shown": [1], "accepted": 2}, "2026-01-02": "junk"},
+    }))
+    r = Rig()
+    with caplog.at_level("DEBUG"):
+        recorder = StatsRecorder(r.c.counters, lambda: r.c.config.stats, stats)  # what the daemon does at start
+    warnings = [rec.getMessage() for rec in caplog.records if rec.levelname == "WARNING"]
+    assert len(warnings) == 1 and "not counts" in warnings[0], warnings
+    assert secret not in caplog.text and "junk" not in caplog.text
+    assert recorder.today() == dict(zero(), accepted=2)
+    data = stats.read()
+    assert data["total"] == dict(zero(), accepted=3)
+    assert data["days"]["2026-01-02"] == zero()
+    session(r)
+    recorder.flush()  # counting goes on, and the file holds numbers again
+    assert stats.read()["total"] == dict(EXPECTED, accepted=EXPECTED["accepted"] + 3)
+    assert secret.encode() not in stats.path.read_bytes()

@@ -380,13 +380,8 @@ class Engine:
         self.output.commit_text(text)
 
     def property_activate(self, name: str, state: int) -> None:
-        controller = self.controller
-        checked = state == wire.PROP_STATE_CHECKED
-        if name == menu.PROP_ENABLED:
-            controller.set_enabled(checked)
-        elif name == menu.PROP_PAUSED:
-            controller.set_paused(checked)
-        elif menu.activate(self.frontend.actions, self.app_id(), name):
+        """A menu entry chosen, by the panel or by any IBus client: see :mod:`menu`."""
+        if menu.activate(self.controller, self.frontend.actions, name, state == wire.PROP_STATE_CHECKED):
             self.publish_properties(update=False)
 
     # -- helpers ----------------------------------------------------------------------

@@ -11,7 +11,11 @@ built for (``KWIN_MARKER``), so ``doctor`` can say when it is stale.
 
 KWin finds effect plugins in ``kwin/effects/plugins`` under each of Qt's
 plugin directories.  ``--system`` installs into the system's (where KDE's CMake
-modules say Qt keeps them; KWin loads it at once); a per-user install goes to
+modules say Qt keeps them; KWin loads it at once), and only from an
+installation and into a directory that root alone can change
+(:func:`system_install_problem`, the check of ``ibus install --system``):
+every user's KWin runs the plugin, and it is built as root from this package's
+sources (its CMake files run commands); a per-user install goes to
 ``~/.local/lib/ghosttype/qt6/plugins`` and adds that directory to
 ``QT_PLUGIN_PATH`` through ``~/.config/plasma-workspace/env/``, which Plasma
 reads at login, so KWin finds it from the next login on.  The effect is
@@ -32,6 +36,7 @@ import tempfile
 from typing import Mapping, Optional
 
 from daemon.checks import CheckResult, program_version
+from daemon.frontends.ibus.safepath import first_unsafe
 
 PLUGIN_ID = "ghosttype"
 SOURCE_DIR = pathlib.Path(__file__).resolve().parent / "kwin"
@@ -140,11 +145,36 @@ def build(work: pathlib.Path, plugin_dir: Optional[pathlib.Path] = None, log=pri
     return plugin, pathlib.Path(dest) / PLUGIN_SUBDIR
 
 
+def system_install_problem() -> Optional[str]:
+    """Why this installation must not build the effect for every user's KWin
+    (None: it may): the interpreter, the module path and the package, the
+    effect's sources included, must be root's alone."""
+    from daemon.frontends.ibus.component import engine_files  # (component imports this module)
+
+    files, trees = engine_files()
+    return first_unsafe(files, [*trees, SOURCE_DIR])
+
+
+def _refuse_system(problem: str) -> int:
+    print(f"ghosttype: --system would put an effect built from this installation into every user's KWin,\n"
+          f"but {problem}: whoever can change it could run code in every user's session, where KWin sees\n"
+          "all they type and every window.  Install ghosttype where only root can change it, and the effect\n"
+          "from there:\n"
+          "  sudo python3 -m venv /opt/ghosttype\n"
+          "  sudo /opt/ghosttype/bin/pip install SOURCE   (ghosttype's source directory or wheel)\n"
+          "  sudo /opt/ghosttype/bin/ghosttype kde install --system\n"
+          "or install the effect for yourself alone: ghosttype kde install", file=sys.stderr)
+    return 2
+
+
 def install(system: bool, env: Optional[Mapping[str, str]] = None) -> int:
     env = os.environ if env is None else env
     if system and os.geteuid() != 0:
         print("ghosttype: --system needs root (sudo ghosttype kde install --system)", file=sys.stderr)
         return 2
+    problem = system_install_problem() if system else None
+    if problem:
+        return _refuse_system(problem)
     with tempfile.TemporaryDirectory(prefix="ghosttype-kwin-") as work:
         try:
             plugin, dest = build(pathlib.Path(work), None if system else user_plugin_root(env))
@@ -152,6 +182,11 @@ def install(system: bool, env: Optional[Mapping[str, str]] = None) -> int:
             print(f"ghosttype: the KWin effect could not be built: {e}", file=sys.stderr)
             return 1
         dest.mkdir(parents=True, exist_ok=True)
+        problem = first_unsafe([dest]) if system else None
+        if problem:  # the system's Qt plugin directory, as KDE's CMake modules name it
+            print(f"ghosttype: not installed: {problem}, so whoever can change it could replace the effect\n"
+                  "every user's KWin loads", file=sys.stderr)
+            return 2
         target = dest / PLUGIN_FILE
         tmp = dest / (PLUGIN_FILE + ".new")
         shutil.copyfile(plugin, tmp)

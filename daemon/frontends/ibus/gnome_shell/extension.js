@@ -33,6 +33,7 @@ import Pango from 'gi://Pango';
 import St from 'gi://St';
 
 import * as IBusManager from 'resource:///org/gnome/shell/misc/ibusManager.js';
+import * as Main from 'resource:///org/gnome/shell/ui/main.js';
 import {Extension, InjectionManager} from 'resource:///org/gnome/shell/extensions/extension.js';
 
 const BUS_NAME = 'org.freedesktop.IBus.GhostType.Shell';
@@ -66,6 +67,13 @@ const EDGE_PX = 4;
 // Text height as a share of the caret's height (a caret spans the line).
 const TEXT_OF_CARET = 0.82;
 
+// The screen is locked, or its shield is coming up: nothing is drawn (metadata.json keeps the
+// extension, and so its bus name, across the lock screen; its label would stand above the shield).
+function screenLocked() {
+    return Boolean(Main.sessionMode.isLocked || Main.sessionMode.currentMode === 'unlock-dialog' ||
+        Main.screenShield?.locked || Main.screenShield?.active);
+}
+
 class InlineGhost {
     constructor(onHidden) {
         this._onHidden = onHidden;
@@ -94,12 +102,25 @@ class InlineGhost {
             this._lost();
         });
         this._ibusFocusId = IBusManager.getIBusManager().connect('focus-out', () => this._lost());
+        this._modeId = Main.sessionMode.connect('updated', () => this._lockChanged());
+        this._shieldIds = Main.screenShield
+            ? ['active-changed', 'locked-changed'].map(s => Main.screenShield.connect(s, () => this._lockChanged()))
+            : [];
+    }
+
+    // Locking takes the text off the screen (the engine hears Hidden); nothing is drawn until unlocked.
+    _lockChanged() {
+        if (screenLocked())
+            this._lost();
     }
 
     destroy() {
         this._injections.clear();
         global.display.disconnect(this._focusId);
         IBusManager.getIBusManager().disconnect(this._ibusFocusId);
+        Main.sessionMode.disconnect(this._modeId);
+        for (const id of this._shieldIds)
+            Main.screenShield.disconnect(id);
         this._label.destroy();
         this._measure.destroy();
         this._text = '';
@@ -128,7 +149,7 @@ class InlineGhost {
     // Draws this._text at the caret; the number of characters visible in full (0: nothing drawn).
     _place() {
         const win = global.display.focus_window;
-        if (!this._text || !win || !this._caret)
+        if (!this._text || !win || !this._caret || screenLocked())
             return 0;
         const caret = this._caret;
         const frame = win.get_frame_rect();

@@ -128,6 +128,14 @@ GhostEffect::GhostEffect()
         lost();
         follow();
     });
+    // Nothing is drawn while the screen is locked (this effect paints above everything, the lock
+    // screen included): locking takes the text off the screen and the engine hears Hidden.
+    connect(effects, &EffectsHandler::screenAboutToLock, this, &GhostEffect::lost);
+    connect(effects, &EffectsHandler::screenLockingChanged, this, [this](bool locked) {
+        if (locked) {
+            lost();
+        }
+    });
     if (WaylandServer *server = waylandServer()) {
         connect(server->seat()->textInputV3(), &TextInputV3Interface::stateCommitted, this, [this]() {
             if (!m_pending.isValid()) {
@@ -244,7 +252,7 @@ void GhostEffect::follow()
 std::optional<GhostEffect::Placed> GhostEffect::place() const
 {
     EffectWindow *window = effects->activeWindow();
-    if (m_text.isEmpty() || !window || !m_caret) {
+    if (m_text.isEmpty() || !window || !m_caret || effects->isScreenLocked()) {
         return std::nullopt;
     }
     const QRect caret = *m_caret;
@@ -317,7 +325,7 @@ void GhostEffect::paintScreen(const RenderTarget &renderTarget, const RenderView
                               LogicalOutput *screen)
 {
     effects->paintScreen(renderTarget, viewport, mask, deviceRegion, screen);
-    if (!m_placed || !viewport.renderRect().intersects(RectF(m_placed->rect))) {
+    if (!m_placed || effects->isScreenLocked() || !viewport.renderRect().intersects(RectF(m_placed->rect))) {
         return;
     }
     const qreal scale = viewport.scale();

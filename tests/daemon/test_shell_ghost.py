@@ -119,7 +119,8 @@ class Peer:
                     self.conn.send(new_method_return(msg))
 
     def hidden(self) -> None:
-        self.conn.send(new_signal(DBusAddress(OBJECT_PATH, interface=BUS_NAME), "Hidden"))
+        """The text left the screen: Hidden, to the engine that registered alone (as the plug-ins send it)."""
+        self.unicast(self.senders["Register"], OBJECT_PATH, BUS_NAME, "Hidden", "", ())
 
     def unicast(self, to: str, path: str, interface: str, member: str, signature: str, body: tuple) -> None:
         """A signal sent to the connection ``to`` alone (it reaches it whatever its match rules)."""

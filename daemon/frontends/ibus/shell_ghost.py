@@ -153,8 +153,6 @@ class ShellGhost:
             rule = MatchRule(type="signal", sender=BUS_DAEMON, interface=BUS_DAEMON, member="NameOwnerChanged")
             rule.add_arg_condition(0, name)
             self._blocking_call(conn, new_method_call(message_bus, "AddMatch", "s", (rule.serialise(),)))
-        hidden = MatchRule(type="signal", sender=BUS_NAME, interface=BUS_NAME, member="Hidden", path=OBJECT_PATH)
-        self._blocking_call(conn, new_method_call(message_bus, "AddMatch", "s", (hidden.serialise(),)))
         for name in self._owners:
             reply = self._blocking_call(conn, new_method_call(message_bus, "GetNameOwner", "s", (name,)))
             ok = reply.header.message_type == MessageType.method_return \

@@ -10,10 +10,14 @@ the extension kept its name, a KWin restart).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import threading
 import time
+
+from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+from jeepney.io.blocking import open_dbus_connection as open_blocking
 
 from daemon.frontends.ibus import compositor
 from daemon.frontends.ibus.safepath import first_unsafe
@@ -24,6 +28,7 @@ from tests.daemon.test_shell_ghost import Peer, gnome, runs, wait_until  # noqa:
 
 _DBUS_PATH = "/org/freedesktop/DBus"
 _DBUS = "org.freedesktop.DBus"
+_MONITORING = DBusAddress(_DBUS_PATH, bus_name=_DBUS, interface="org.freedesktop.DBus.Monitoring")
 
 
 def test_a_squatter_that_says_it_owns_gnome_shell_is_not_believed_and_gets_no_text(bus_address):
@@ -160,5 +165,31 @@ def test_a_callback_that_fails_does_not_stop_the_receiving_thread(bus_address):
         g.draw("that allows")
         assert wait_until(lambda: g.drawn("that allows"))
     finally:
+        shell.close()
+        g.close()
+
+
+def test_a_monitor_of_the_same_user_reads_the_suggestion_on_the_session_bus(bus_address):
+    """What the link does not protect against (the README's Privacy section): any program of the user
+    may monitor the session bus (BecomeMonitor, as dbus-monitor does) and read Show's text, as any
+    client on IBus's own bus reads the keys (tests/e2e/test_ibus_bus_readable.py)."""
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    g = ShellGhost(verify=runs("gnome-shell"))
+    monitor = open_blocking(bus_address)
+    try:
+        reply = monitor.send_and_get_reply(new_method_call(_MONITORING, "BecomeMonitor", "asu",
+                                                           (["type='method_call',member='Show'"], 0)), timeout=5)
+        assert reply.header.message_type == MessageType.method_return, reply.body
+        g.start(bus_address)
+        g.draw("the rest of what was typed")
+        read = []
+        with contextlib.suppress(TimeoutError):
+            while True:
+                msg = monitor.receive(timeout=1)
+                if msg.header.fields.get(HeaderFields.member) == "Show":
+                    read.append(msg.body[0])
+        assert read == ["the rest of what was typed"]
+    finally:
+        monitor.close()
         shell.close()
         g.close()

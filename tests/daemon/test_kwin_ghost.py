@@ -18,7 +18,7 @@ from jeepney import DBusAddress, HeaderFields, new_signal
 from daemon.frontends.ibus.shell_ghost import BUS_NAME, KWIN_NAME, OBJECT_PATH, STALE_ERROR, ShellGhost
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
 from tests.daemon.test_ibus_engine import TAB, press, type_text
-from tests.daemon.test_shell_ghost import Peer, linked_engine, wait_until
+from tests.daemon.test_shell_ghost import Peer, linked_engine, runs, wait_until
 
 
 class KWin(Peer):
@@ -57,7 +57,7 @@ def kwin_peer(bus_address):
 
 def test_the_effect_counts_only_inside_kwin_and_only_kwins_caret_is_heard(bus_address, kwin_peer):
     carets = []
-    g = ShellGhost(on_caret=lambda *c: carets.append(c))
+    g = ShellGhost(on_caret=lambda *c: carets.append(c), verify=runs("kwin_wayland"))
     impostor = kwin_peer((BUS_NAME,))  # the effect's name, on a connection that is not KWin's
     kwin = kwin_peer((KWIN_NAME,))
     try:
@@ -76,7 +76,7 @@ def test_the_effect_counts_only_inside_kwin_and_only_kwins_caret_is_heard(bus_ad
 def test_the_engine_asks_kwins_effect_for_carets_and_hears_them(bus_address, kwin_peer):
     carets = []
     kwin = kwin_peer()
-    g = ShellGhost(on_caret=lambda *c: carets.append(c))
+    g = ShellGhost(on_caret=lambda *c: carets.append(c), verify=runs("kwin_wayland"))
     try:
         g.start(bus_address)
         assert g.present
@@ -105,7 +105,7 @@ class Nothing:
 def plasma(bus_address, monkeypatch):
     """An engine on Plasma's IBus route (client ``wayland``, no SetCursorLocation from IBus) linked to
     KWin's effect."""
-    yield from linked_engine(bus_address, monkeypatch, KWin(bus_address), "wayland")
+    yield from linked_engine(bus_address, monkeypatch, KWin(bus_address), "wayland", "kwin_wayland")
 
 
 def test_on_plasma_the_effect_draws_where_its_carets_say_the_next_character_goes_and_tab_inserts_it(plasma):

@@ -5,21 +5,25 @@ own connection owns it), the suggestion going to it alone, what counts as drawn,
 instead of IBus's popup, taking Tab only for a suggestion GNOME Shell drew.
 
 GNOME Shell's side is a second connection that owns ``org.gnome.Shell`` and, like the extension
-running inside GNOME Shell, the extension's name on the same connection, and answers ``Show`` the
-way extension.js does.  The extension itself runs in GNOME Shell 51 in the desktop tier
-(tests/desktop).
+running inside GNOME Shell, the extension's name on the same connection, and answers ``Version``,
+``Register`` and ``Show`` the way extension.js does.  That connection is this test's own process, so
+the tests that stand it in for GNOME Shell say so to the engine (:func:`runs`: this process runs
+``gnome-shell``); the engine's own check refuses this process (a test below).  The extension itself
+runs in GNOME Shell 51 in the desktop tier (tests/desktop).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 import pytest
-from jeepney import DBusAddress, MessageType, new_error, new_method_call, new_method_return, new_signal
+from jeepney import DBusAddress, HeaderFields, MessageType, new_error, new_method_call, new_method_return, new_signal
 from jeepney.io.threading import ReceiveStopped, open_dbus_connection
 
-from daemon.frontends.ibus.shell_ghost import BUS_NAME, OBJECT_PATH, SHELL_NAME, ShellGhost, text_follows_caret
+from daemon.frontends.ibus.shell_ghost import (BUS_NAME, MAX_TEXT_CHARS, OBJECT_PATH, PROTOCOL, SHELL_NAME, ShellGhost,
+                                                text_follows_caret)
 from daemon.frontends.ibus.service import start_shell_ghost
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
 from tests.daemon.test_ibus_engine import ESC, TAB, Rig, press, type_text
@@ -36,16 +40,28 @@ def wait_until(pred, timeout: float = 5.0) -> bool:
     return True
 
 
+def runs(program: str):
+    """Stands in for the engine's process check: this test's own process (where every fake
+    compositor's connection lives) runs ``program``; any other process runs nothing that counts."""
+    me = os.getpid()
+    return lambda pid: program if pid == me else None
+
+
 class Peer:
     """A connection owning ``names``; answers Show with ``drawn`` and records every call it gets
-    (``Offset`` calls apart, in ``offsets``); ``version`` 1: an extension without ``Offset``."""
+    (``Offset`` calls apart, in ``offsets``; the handshake's ``Get`` of ``Version`` and ``Register``
+    in ``handshake``); ``version``: the protocol it says it speaks (1: no ``Offset``)."""
 
     def __init__(self, address: str, names: tuple[str, ...]) -> None:
         self.conn = open_dbus_connection(address)
+        self.unique = self.conn.unique_name
         self.calls: list[tuple[str, tuple]] = []
+        self.handshake: list[str] = []
         self.senders: dict[str, str] = {}  #: who made the last call of each method
         self.offsets: list[tuple] = []
-        self.version = 2
+        self.version = PROTOCOL
+        self.refuse = False  #: answer Register with AccessDenied (another engine registered first)
+        self.show_answer: tuple | None = None  #: (signature, body) to answer Show with instead
         self.answering = True  #: False: Show calls go unanswered (GNOME Shell busy)
         self.drawn = True
         self.visible: int | None = None  #: characters visible in full (cut with an ellipsis); None: all
@@ -74,6 +90,15 @@ class Peer:
             elif kind == MessageType.method_call:
                 member = msg.header.fields.get(3)
                 self.senders[member] = msg.header.fields.get(7)
+                if member in ("Get", "Register"):
+                    self.handshake.append(member)
+                    if member == "Get":
+                        self.conn.send(new_method_return(msg, "v", (("u", self.version),)))
+                    elif self.refuse:
+                        self.conn.send(new_error(msg, "org.freedesktop.DBus.Error.AccessDenied"))
+                    else:
+                        self.conn.send(new_method_return(msg))
+                    continue
                 if member == "Offset":
                     self.offsets.append(msg.body)
                     if self.version < 2:
@@ -85,6 +110,8 @@ class Peer:
                     continue
                 if member == "Show" and self.error:
                     self.conn.send(new_error(msg, self.error))
+                elif member == "Show" and self.show_answer is not None:
+                    self.conn.send(new_method_return(msg, *self.show_answer))
                 elif member == "Show":
                     n = len(msg.body[0]) if self.visible is None else self.visible
                     self.conn.send(new_method_return(msg, "bu", (self.drawn, n if self.drawn else 0)))
@@ -92,7 +119,14 @@ class Peer:
                     self.conn.send(new_method_return(msg))
 
     def hidden(self) -> None:
-        self.conn.send(new_signal(DBusAddress(OBJECT_PATH, interface=BUS_NAME), "Hidden"))
+        """The text left the screen: Hidden, to the engine that registered alone (as the plug-ins send it)."""
+        self.unicast(self.senders["Register"], OBJECT_PATH, BUS_NAME, "Hidden", "", ())
+
+    def unicast(self, to: str, path: str, interface: str, member: str, signature: str, body: tuple) -> None:
+        """A signal sent to the connection ``to`` alone (it reaches it whatever its match rules)."""
+        msg = new_signal(DBusAddress(path, interface=interface), member, signature, body)
+        msg.header.fields[HeaderFields.destination] = to
+        self.conn.send(msg)
 
     def close(self) -> None:
         self.conn.close()
@@ -102,7 +136,7 @@ class Peer:
 def ghost(bus_address):
     events = {"changes": 0, "drawn": []}
     g = ShellGhost(on_change=lambda: events.__setitem__("changes", events["changes"] + 1),
-                   on_drawn=lambda d, c, t: events["drawn"].append((d, c, t)))
+                   on_drawn=lambda d, c, t: events["drawn"].append((d, c, t)), verify=runs("gnome-shell"))
     g.events = events
     yield g
     g.close()
@@ -192,12 +226,13 @@ def test_nothing_is_drawn_over_text_after_the_caret_on_its_line(bus_address, gho
 # ---- the engine with the extension: the real engine, controller and link; IBus itself is recorded ----
 
 
-def linked_engine(bus_address: str, monkeypatch, peer: Peer, client: str):
-    """(rig, peer, engine, output): an engine of ``client`` whose link to the desktop's display (``peer``)
-    starts the way ``ghosttype ibus run`` starts it, on this private session bus; closes both after."""
+def linked_engine(bus_address: str, monkeypatch, peer: Peer, client: str, program: str):
+    """(rig, peer, engine, output): an engine of ``client`` whose link to the desktop's display (``peer``,
+    in this process, which stands for ``program``) starts the way ``ghosttype ibus run`` starts it, on
+    this private session bus; closes both after."""
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus_address)
     rig = Rig()
-    link = start_shell_ghost(rig.frontend)
+    link = start_shell_ghost(rig.frontend, verify=runs(program))
     try:
         assert wait_until(lambda: rig.frontend.shell is not None and rig.frontend.shell.present)
         engine, out = rig.engine(client=client)
@@ -210,7 +245,8 @@ def linked_engine(bus_address: str, monkeypatch, peer: Peer, client: str):
 @pytest.fixture
 def gnome(bus_address, monkeypatch):
     """An engine on GNOME (client ``gnome-shell``: the popup is the display without the extension)."""
-    yield from linked_engine(bus_address, monkeypatch, Peer(bus_address, (SHELL_NAME, BUS_NAME)), "gnome-shell")
+    yield from linked_engine(bus_address, monkeypatch, Peer(bus_address, (SHELL_NAME, BUS_NAME)), "gnome-shell",
+                             "gnome-shell")
 
 
 def test_on_gnome_the_extension_draws_the_suggestion_instead_of_the_popup_and_tab_inserts_it(gnome):
@@ -311,16 +347,23 @@ def test_a_client_that_reports_its_caret_a_key_late_gets_the_suggestion_where_it
     assert shell.offsets[-1] == (True, 100 + 12 * 7, 40, 1)
 
 
-def test_an_extension_without_offset_still_draws_at_the_reported_caret(gnome):
-    """A GNOME Shell still running the extension of version 1 (until the next login) answers Offset
-    with an error: the suggestion counts as drawn all the same and Tab inserts it."""
-    rig, shell, engine, out = gnome
-    shell.version = 1
-    type_reporting(engine, "Say hel", late=True)
-    rig.deliver("lo world")
-    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
-    assert shell.offsets and shell.calls == [("Show", ("lo world",))]
-    assert press(engine, TAB) is True and out.committed == ["lo world"]
+@pytest.mark.parametrize("older, refuses", [(True, False), (False, True)])
+def test_an_older_extension_or_one_that_refuses_the_engine_gets_nothing(bus_address, ghost, older, refuses):
+    """A GNOME Shell still running an extension older than this engine's protocol (until the next
+    login: it would serve any caller), or an extension that did not accept this engine (another
+    registered first), is not used: the engine keeps IBus's popup and sends it no text."""
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    shell.version = PROTOCOL - 1 if older else PROTOCOL
+    shell.refuse = refuses
+    try:
+        ghost.start(bus_address)
+        assert not ghost.present
+        assert shell.handshake == (["Get"] if older else ["Get", "Register"])
+        ghost.draw("tor that allows")
+        time.sleep(0.3)
+        assert shell.calls == [] and not ghost.drawn("tor that allows")
+    finally:
+        shell.close()
 
 
 def test_keys_that_leave_the_caret_keep_what_was_learned_and_a_client_gone_quiet_is_followed(gnome):

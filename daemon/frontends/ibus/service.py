@@ -25,6 +25,7 @@ from daemon.checks import program_version
 from daemon.controller import Controller
 from daemon.frontends.ibus import shell_extension, wire
 from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
+from daemon.frontends.ibus.compositor import program
 from daemon.frontends.ibus.frontend import IBusFrontend
 from daemon.frontends.ibus.shell_ghost import ShellGhost
 from daemon.lifecycle import Lifecycle
@@ -73,11 +74,12 @@ def ibus_version() -> Optional[tuple[int, ...]]:
     return tuple(int(x) for x in version.split(".")) if version else None
 
 
-def start_shell_ghost(frontend: IBusFrontend) -> ShellGhost:
+def start_shell_ghost(frontend: IBusFrontend, verify: Callable[[int], Optional[str]] = program) -> ShellGhost:
     """Reach ghosttype's GNOME Shell extension or KWin effect on the session bus, on a thread
     of its own (keys never wait for it), and follow it: the frontend draws
     with it from the moment it answers.  Where it is installed and the user
-    has not switched it off, it is then enabled for this user."""
+    has not switched it off, it is then enabled for this user.  ``verify``: which program a
+    connection's process runs (:class:`ShellGhost`)."""
     def redisplay() -> None:  # the extension came or went: draw with the display that applies now
         engine = frontend.focused
         if engine is not None:
@@ -94,7 +96,7 @@ def start_shell_ghost(frontend: IBusFrontend) -> ShellGhost:
         if engine is not None and engine.shown == text:
             engine.display(text, drawn)
 
-    shell = ShellGhost(on_change=redisplay, on_caret=caret, on_stale=stale)
+    shell = ShellGhost(on_change=redisplay, on_caret=caret, on_stale=stale, verify=verify)
 
     def connect() -> None:
         try:

@@ -3,15 +3,25 @@ ghosttype's GNOME Shell extension (``gnome_shell/extension.js``) or its KWin
 effect on KDE Plasma (``kwin/``), spoken to on the session bus with jeepney.
 
 Both draw the suggestion as grey text at the caret instead of IBus's popup, and
-both serve the same interface under the same name.  The handshake is that bus
-name: :class:`ShellGhost` follows its owner (``NameOwnerChanged``) and takes it
-as present only while the same connection also owns ``org.gnome.Shell`` or
-``org.kde.KWin`` (the extension runs inside GNOME Shell, the effect inside
-KWin, and each shares its compositor's connection), so no other program on the
-session bus can receive the suggestion by taking the name first.  While it is present the engine sends
+serve the same interface under the same name.  Who owns that name is learned
+from the bus daemon alone: a ``NameOwnerChanged`` counts only from
+``org.freedesktop.DBus`` with three strings (anyone can send one to this
+connection by its unique name, whatever its match rules).  The plug-in is
+present only while the connection that owns its name also owns
+``org.gnome.Shell`` or ``org.kde.KWin`` (the extension runs inside GNOME Shell,
+the effect inside KWin, each on its compositor's connection), that connection's
+process runs that compositor (``GetConnectionUnixProcessID``, then
+:mod:`~daemon.frontends.ibus.compositor`: on Plasma any program can own
+``org.gnome.Shell``), its ``Version`` is at least :data:`PROTOCOL`, and it
+accepted this engine (``Register``: from then on it serves this connection
+alone).  Every call goes to that connection's unique name, never to the
+well-known one, so a name that changes hands between the check and a call never
+receives the text; answers and signals count only from it and with the
+protocol's signatures, and a message the receiving thread cannot use is dropped
+(logged at debug without its content).  While it is present the engine sends
 each suggestion to it alone, as a method call (never a broadcast signal), and
-shows no popup; when it goes (disabled, GNOME Shell restarted) the engine is
-told (``on_change``) and draws with the popup again.
+shows no popup; when it goes the engine is told (``on_change``) and draws with
+the popup again.
 
 KWin gives an input method no caret rectangle on Plasma's IBus route, so from
 KWin's effect the engine asks for it (``Watch``) and hears each caret of the
@@ -31,15 +41,16 @@ answer for the text now wanted has come back, that text does not count as
 drawn (:meth:`ShellGhost.drawn`), so Tab stays a Tab while nothing is on
 screen; a text that only drops characters typed through it keeps counting as
 drawn meanwhile (what was on screen still begins with it).  The ``Hidden``
-signal (the extension hid the text on its own: the focus or the caret moved)
-clears it as well.  The text is never logged.
+signal (the plug-in took the text off the screen, whoever asked: the focus or
+the caret moved, the screen locked, a ``Hide``) clears it as well.  A text of
+more than :data:`MAX_TEXT_CHARS` characters is not drawn inline (the plug-ins
+refuse it unmeasured).  The text is never logged.
 
 Each ``Show`` is preceded by ``Offset(known, x, y, dx)``: the suggestion starts
 ``dx`` pixels right of the left edge of the caret rectangle at (x, y), while
 that is GNOME Shell's caret (:mod:`~daemon.frontends.ibus.caret_trail` says
 where: clients mean different things by their rectangle, and some report it
-late); ``known`` false: GNOME Shell's own rule.  An extension of version 1
-has no ``Offset``; its error answer is ignored and it keeps its own rule.
+late); ``known`` false: GNOME Shell's own rule.
 """
 
 from __future__ import annotations
@@ -48,9 +59,10 @@ import logging
 import threading
 from typing import Callable, Optional
 
-from jeepney import DBusAddress, MatchRule, Message, MessageType, message_bus, new_method_call
+from jeepney import DBusAddress, HeaderFields, MatchRule, Message, MessageType, message_bus, new_method_call
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
 
+from . import compositor
 from .caret_trail import Shift
 
 log = logging.getLogger(__name__)
@@ -60,10 +72,17 @@ BUS_NAME = "org.freedesktop.IBus.GhostType.Shell"
 OBJECT_PATH = "/org/freedesktop/IBus/GhostType/Shell"
 SHELL_NAME = "org.gnome.Shell"
 KWIN_NAME = "org.kde.KWin"
+BUS_DAEMON = "org.freedesktop.DBus"
+#: The plug-ins' protocol this engine needs (their Version): 4 added Register (they serve the
+#: engine that registered alone), Hidden after every hide and the bound on Show's text.
+PROTOCOL = 4
+#: The longest text sent to ``Show`` (the plug-ins refuse longer ones without measuring them).
+MAX_TEXT_CHARS = 256
 #: The effect's answer to Show when KWin's caret is behind the application's (ghosteffect.cpp).
 STALE_ERROR = f"{BUS_NAME}.Error.StaleCaret"
-_ADDRESS = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
 CALL_TIMEOUT_S = 2.0
+#: How long start() waits for the plug-in to be checked and to accept this engine.
+HANDSHAKE_TIMEOUT_S = 3.0
 
 
 def text_follows_caret(surrounding: Optional[tuple[str, int, int]]) -> bool:
@@ -75,28 +94,47 @@ def text_follows_caret(surrounding: Optional[tuple[str, int, int]]) -> bool:
     return bool(text[cursor:].split("\n", 1)[0].strip())
 
 
+def _plugin(unique: str, interface: str = BUS_NAME) -> DBusAddress:
+    """The plug-in's object on the connection ``unique`` (never its well-known name)."""
+    return DBusAddress(OBJECT_PATH, bus_name=unique, interface=interface)
+
+
 class ShellGhost:
     """See the module docstring.  ``on_change()`` is called (on the receiving
     thread) when the extension comes or goes, ``on_drawn(drawn, chars, total)``
     when GNOME Shell answered for the text now wanted, ``on_caret(x, y, w, h)``
     when KWin's effect says where the focused field's caret is, ``on_stale(text,
     drawn)`` when it could not draw ``text`` for KWin's caret is stale (``drawn``:
-    who waits to hear what of it is on screen, or None)."""
+    who waits to hear what of it is on screen, or None).  ``verify(pid)`` names
+    the program process ``pid`` runs, or None (by default
+    :func:`~daemon.frontends.ibus.compositor.program`); the plug-in counts only
+    where it names the compositor whose bus name the plug-in's connection owns
+    (:data:`~daemon.frontends.ibus.compositor.COMPOSITORS`)."""
 
     def __init__(self, on_change: Callable[[], None] = lambda: None,
                  on_drawn: Callable[[bool, int, int], None] = lambda d, c, t: None,
                  on_caret: Callable[[int, int, int, int], None] = lambda x, y, w, h: None,
-                 on_stale: Callable[[str, Optional[Callable[[str], None]]], None] = lambda t, d: None) -> None:
+                 on_stale: Callable[[str, Optional[Callable[[str], None]]], None] = lambda t, d: None,
+                 verify: Callable[[int], Optional[str]] = compositor.program) -> None:
         self._on_change = on_change
         self._on_drawn = on_drawn
         self._on_caret = on_caret
         self._on_stale = on_stale
+        self._verify = verify
         self._stale = False  #: KWin's caret is behind the application's: the popup shows suggestions
         self._conn: Optional[DBusConnection] = None
         self._lock = threading.Lock()
-        self._owners: dict[str, str] = {BUS_NAME: "", SHELL_NAME: "", KWIN_NAME: ""}
+        self._settled = threading.Condition(self._lock)  #: notified when a step of the handshake ends
+        self._owners: dict[str, str] = {BUS_NAME: "", SHELL_NAME: "", KWIN_NAME: ""}  #: as the bus daemon says
+        self._programs: dict[str, Optional[str]] = {}  #: unique name -> the program its process runs (None: unknown)
+        self._steps: dict[int, tuple[str, str]] = {}  #: serial -> (handshake step, unique name) awaiting an answer
+        self._refused = ""  #: the owner of the plug-in's name that is not used (too old, or it refused this engine)
+        self._linked = ""  #: the unique name of the plug-in that accepted this engine
+        self._was_present = False
+        self._starting = True  #: start() tells whether the plug-in is there; no change is announced before
         self._wanted = ""  #: the text last sent with Show ("" after Hide)
         self._serial = 0  #: the serial of that Show call
+        self._serial_to = ""  #: the unique name it went to
         self._drawn = ""  #: what GNOME Shell confirmed is on screen now
         self._await_caret = False  #: text was committed: the caret is not where GNOME Shell last heard
         self._deferred = ""  #: what to show once the client says where its caret is
@@ -112,21 +150,22 @@ class ShellGhost:
         raises OSError (or ValueError, KeyError: no session bus) when it cannot."""
         conn = open_dbus_connection(bus, auth_timeout=2.0)
         for name in self._owners:
-            rule = MatchRule(type="signal", sender="org.freedesktop.DBus", interface="org.freedesktop.DBus",
-                             member="NameOwnerChanged")
+            rule = MatchRule(type="signal", sender=BUS_DAEMON, interface=BUS_DAEMON, member="NameOwnerChanged")
             rule.add_arg_condition(0, name)
             self._blocking_call(conn, new_method_call(message_bus, "AddMatch", "s", (rule.serialise(),)))
-        hidden = MatchRule(type="signal", sender=BUS_NAME, interface=BUS_NAME, member="Hidden", path=OBJECT_PATH)
-        self._blocking_call(conn, new_method_call(message_bus, "AddMatch", "s", (hidden.serialise(),)))
         for name in self._owners:
             reply = self._blocking_call(conn, new_method_call(message_bus, "GetNameOwner", "s", (name,)))
-            self._owners[name] = reply.body[0] if reply.header.message_type == MessageType.method_return else ""
+            ok = reply.header.message_type == MessageType.method_return \
+                and reply.header.fields.get(HeaderFields.signature) == "s"
+            self._owners[name] = reply.body[0] if ok else ""
         self._conn = conn
         self._thread = threading.Thread(target=self._receive, name="shell-ghost", daemon=True)
         self._thread.start()
-        with self._lock:
+        with self._settled:
+            self._check()
+            self._settled.wait_for(lambda: not self._steps, timeout=HANDSHAKE_TIMEOUT_S)
             present, desktop = self._present(), self._desktop()
-            self._watch()
+            self._was_present, self._starting = present, False
         log.info("%s %s", desktop, "present: suggestions are drawn inline" if present
                  else "absent: suggestions use IBus's popup")
 
@@ -137,7 +176,7 @@ class ShellGhost:
         conn.send(msg, serial=serial)
         while True:
             reply = conn.receive(timeout=CALL_TIMEOUT_S)
-            if reply.header.fields.get(5) == serial:  # HeaderFields.reply_serial
+            if reply.header.fields.get(HeaderFields.reply_serial) == serial:
                 return reply
 
     def close(self) -> None:
@@ -160,21 +199,70 @@ class ShellGhost:
         with self._lock:
             return self._stale
 
+    def _compositor(self, unique: str) -> Optional[str]:
+        """(lock held) The compositor's bus name that ``unique`` owns and whose program it runs, or None."""
+        program = self._programs.get(unique)
+        for name in (SHELL_NAME, KWIN_NAME):
+            if unique and self._owners[name] == unique and program in compositor.COMPOSITORS[name]:
+                return name
+        return None
+
     def _present(self) -> bool:
         owner = self._owners[BUS_NAME]
-        return bool(owner) and owner in (self._owners[SHELL_NAME], self._owners[KWIN_NAME]) \
-            and self._conn is not None
+        return self._conn is not None and bool(owner) and owner == self._linked \
+            and self._compositor(owner) is not None
 
     def _desktop(self) -> str:
         """Whose display it is, for the log."""
         owner = self._owners[BUS_NAME]
         return "KWin effect" if owner and owner == self._owners[KWIN_NAME] else "GNOME Shell extension"
 
+    def _check(self) -> None:
+        """(lock held) Take the next step towards the plug-in that owns the name now: which program
+        its connection belongs to, then its protocol version, then registering with it."""
+        owner = self._owners[BUS_NAME]
+        if self._linked and self._linked != owner:
+            self._linked = ""
+        if self._conn is None or not owner or owner in (self._linked, self._refused) \
+                or owner not in (self._owners[SHELL_NAME], self._owners[KWIN_NAME]) \
+                or any(unique == owner for _step, unique in self._steps.values()):
+            return
+        if owner not in self._programs:
+            self._call(new_method_call(message_bus, "GetConnectionUnixProcessID", "s", (owner,)), "pid", owner)
+        elif self._compositor(owner) is not None:
+            self._call(new_method_call(_plugin(owner, "org.freedesktop.DBus.Properties"), "Get", "ss",
+                                       (BUS_NAME, "Version")), "version", owner)
+
+    def _call(self, msg: Message, step: str, unique: str) -> None:
+        """(lock held) Send a call of the handshake; its answer comes to :meth:`_handshake`."""
+        serial = next(self._conn.outgoing_serial)
+        self._steps[serial] = (step, unique)
+        self._send(self._conn, msg, serial)
+
+    def _settle(self) -> Optional[tuple[bool, str]]:
+        """(lock held) (present, desktop) when the plug-in came or went since last asked, else None."""
+        now = self._present()
+        if now == self._was_present or self._starting:
+            return None
+        self._was_present = now
+        self._stale = False
+        if not now:
+            self._drawn = self._wanted = ""
+        return now, self._desktop()
+
+    def _announce(self, change: Optional[tuple[bool, str]]) -> None:
+        if change is None:
+            return
+        now, desktop = change
+        log.info("%s %s", desktop, "appeared: suggestions are drawn inline" if now
+                 else "gone: suggestions use IBus's popup")
+        self._on_change()
+
     def _watch(self) -> None:
         """(lock held) Ask KWin's effect for the focused field's carets (``Caret``, sent to this
         connection alone); GNOME Shell's IBus sends them as ``SetCursorLocation`` instead."""
-        if self._present() and self._owners[BUS_NAME] == self._owners[KWIN_NAME]:
-            self._send(self._conn, new_method_call(_ADDRESS, "Watch"), next(self._conn.outgoing_serial))
+        if self._present() and self._compositor(self._linked) == KWIN_NAME:
+            self._send(self._conn, new_method_call(_plugin(self._linked), "Watch"), next(self._conn.outgoing_serial))
 
     # -- the display (any thread; never waits) ------------------------------------
 
@@ -184,7 +272,7 @@ class ShellGhost:
         rectangle the client reported last.  Nothing is drawn where the
         field's ``surrounding`` text (text, cursor, anchor) has more than
         blanks after the caret on its line: the suggestion would cover it."""
-        if text and not text_follows_caret(surrounding):
+        if text and len(text) <= MAX_TEXT_CHARS and not text_follows_caret(surrounding):
             self.show(text, shift)
         else:
             self.hide()
@@ -203,10 +291,11 @@ class ShellGhost:
             self._await_caret = False
             text, self._deferred = self._deferred, ""
             conn = self._conn if self._wanted and self._present() else None
+            unique = self._linked
         if text:
             self.show(text, shift)
         elif conn is not None:  # the shown text follows the caret in GNOME Shell: tell it the shift there
-            self._offset(conn, shift)
+            self._offset(conn, unique, shift)
 
     def show(self, text: str, shift: Optional[Shift] = None) -> None:
         with self._lock:
@@ -227,15 +316,17 @@ class ShellGhost:
                 self._drawn, self._answer = (text, (text, visible)) if visible > 0 else ("", None)
             self._provisional = self._answer is not None
             self._wanted = text
-            self._offset(conn, shift)
+            unique = self._serial_to = self._linked
+            self._offset(conn, unique, shift)
             self._serial = next(conn.outgoing_serial)
             serial = self._serial
-        self._send(conn, new_method_call(_ADDRESS, "Show", "s", (text,)), serial)
+        self._send(conn, new_method_call(_plugin(unique), "Show", "s", (text,)), serial)
 
-    def _offset(self, conn: DBusConnection, shift: Optional[Shift]) -> None:
+    def _offset(self, conn: DBusConnection, unique: str, shift: Optional[Shift]) -> None:
         """Send ``Offset`` (its answer is not awaited: it is not the ``Show`` answered for)."""
         known, x, y, dx = (True, shift.rect[0], shift.rect[1], shift.dx) if shift is not None else (False, 0, 0, 0)
-        self._send(conn, new_method_call(_ADDRESS, "Offset", "biii", (known, x, y, dx)), next(conn.outgoing_serial))
+        self._send(conn, new_method_call(_plugin(unique), "Offset", "biii", (known, x, y, dx)),
+                   next(conn.outgoing_serial))
 
     def hide(self) -> None:
         with self._lock:
@@ -244,9 +335,12 @@ class ShellGhost:
             if conn is None or (not self._wanted and not self._drawn):
                 return
             self._wanted = self._drawn = ""
+            unique = self._serial_to = self._linked
+            if not unique:  # the plug-in went: nothing of it is on screen, and nobody else hears of it
+                return
             self._serial = next(conn.outgoing_serial)
             serial = self._serial
-        self._send(conn, new_method_call(_ADDRESS, "Hide"), serial)
+        self._send(conn, new_method_call(_plugin(unique), "Hide"), serial)
 
     @staticmethod
     def _send(conn: DBusConnection, msg: Message, serial: int) -> None:
@@ -291,63 +385,73 @@ class ShellGhost:
                 if self._conn is None:  # close()
                     break
                 log.warning("lost the session bus (%s): suggestions use IBus's popup", type(e).__name__)
-                with self._lock:
+                with self._settled:
                     self._conn = None
                     self._drawn = ""
+                    self._was_present = False
+                    self._settled.notify_all()
                 self._on_change()
                 break
-            self._dispatch(msg)
+            try:
+                self._dispatch(msg)
+            except Exception as e:  # noqa: BLE001 - whatever arrives, the link goes on (never the text)
+                log.debug("ignored a message the link cannot use (%s)", type(e).__name__)
 
     def _dispatch(self, msg: Message) -> None:
         kind, fields = msg.header.message_type, msg.header.fields
+        sender, signature = fields.get(HeaderFields.sender, ""), fields.get(HeaderFields.signature, "")
         if kind == MessageType.signal:
-            member = fields.get(3, "")
-            if member == "NameOwnerChanged" and msg.body and msg.body[0] in self._owners:
-                with self._lock:
-                    before, owner = self._present(), self._owners[BUS_NAME]
+            member = fields.get(HeaderFields.member, "")
+            if member == "NameOwnerChanged":
+                # the bus daemon's alone: anyone can send this signal to this connection by its unique name
+                if sender != BUS_DAEMON or signature != "sss" or msg.body[0] not in self._owners:
+                    return
+                with self._settled:
                     self._owners[msg.body[0]] = msg.body[2]
-                    now, desktop = self._present(), self._desktop()
-                    self._stale = False
-                    if not now:
-                        self._drawn = self._wanted = ""
-                    elif not before or owner != self._owners[BUS_NAME]:
-                        self._watch()  # a new effect (KWin restarted, the effect reloaded) knows no watcher
-                if before != now:
-                    log.info("%s %s", desktop, "appeared: suggestions are drawn inline" if now
-                             else "gone: suggestions use IBus's popup")
-                    self._on_change()
+                    if msg.body[0] == BUS_NAME:
+                        self._refused = ""  # a new owner, or the same plug-in started again: checked afresh
+                    self._check()
+                    change = self._settle()
+                    self._settled.notify_all()
+                self._announce(change)
             elif member == "Caret":
                 with self._lock:
-                    if fields.get(7) != self._owners[BUS_NAME] or not self._present():  # HeaderFields.sender
+                    if sender != self._linked or signature != "iiii" or not self._present():
                         return
                     was_stale, self._stale = self._stale, False
-                x, y, w, h = (int(v) for v in msg.body)
+                x, y, w, h = msg.body
                 self._on_caret(x, y, w, h)
                 if was_stale:
                     log.debug("KWin knows the caret again: suggestions are drawn inline")
                     self._on_change()
             elif member == "Hidden":
                 with self._lock:
-                    if fields.get(7) != self._owners[BUS_NAME]:  # HeaderFields.sender
+                    if sender != self._linked or signature:
                         return
                     self._drawn = ""
-                log.debug("the desktop hid the suggestion (focus or caret moved)")
+                log.debug("the desktop took the suggestion off the screen")
             return
         if kind not in (MessageType.method_return, MessageType.error):
             return
         with self._lock:
-            if fields.get(5) != self._serial or not self._wanted:  # an answer to an older call
+            step = self._steps.pop(fields.get(HeaderFields.reply_serial, 0), None)
+        if step is not None:
+            self._handshake(msg, *step)
+            return
+        with self._lock:
+            if fields.get(HeaderFields.reply_serial) != self._serial or not self._wanted \
+                    or sender != self._serial_to:  # an answer to an older call, or not from whom it went to
                 return
             text, total, desktop = self._wanted, len(self._wanted), self._desktop()
             waiting, self._waiting = self._waiting, None
-            stale = kind == MessageType.error and fields.get(4) == STALE_ERROR  # HeaderFields.error_name
+            stale = kind == MessageType.error and fields.get(HeaderFields.error_name) == STALE_ERROR
             if stale:  # nothing drawn; the popup shows it until KWin says where the caret is
                 self._stale = True
                 self._wanted = self._drawn = ""
                 self._answer, self._provisional = None, False
             else:
-                ok = kind == MessageType.method_return and msg.body and bool(msg.body[0])
-                chars = int(msg.body[1]) if ok else 0
+                ok = kind == MessageType.method_return and signature == "bu" and msg.body[0]
+                chars = min(msg.body[1], total) if ok else 0
                 self._drawn = text if ok else ""
                 self._answer = (text, chars)
                 self._provisional = False
@@ -365,3 +469,40 @@ class ShellGhost:
         self._on_drawn(bool(ok), chars, total)
         if waiting is not None:
             waiting[1](text[:chars])
+
+    def _handshake(self, msg: Message, step: str, unique: str) -> None:
+        """The answer to a step of :meth:`_check` for the plug-in on the connection ``unique``."""
+        fields = msg.header.fields
+        sender, signature = fields.get(HeaderFields.sender, ""), fields.get(HeaderFields.signature, "")
+        answered = msg.header.message_type == MessageType.method_return
+        program = None
+        if step == "pid" and answered and sender == BUS_DAEMON and signature == "u":
+            program = self._verify(msg.body[0])  # reads /proc: not under the lock
+        with self._settled:
+            desktop = self._desktop()
+            if step == "pid":
+                self._programs[unique] = program
+                if self._compositor(unique) is None and unique == self._owners[BUS_NAME]:
+                    log.info("the owner of %s is not %s: suggestions use IBus's popup", BUS_NAME,
+                             "KWin" if unique == self._owners[KWIN_NAME] else "GNOME Shell")
+            elif step == "version":
+                version = msg.body[0][1] if answered and sender == unique and signature == "v" \
+                    and msg.body[0][0] == "u" else 0
+                if version >= PROTOCOL and unique == self._owners[BUS_NAME]:
+                    self._call(new_method_call(_plugin(unique), "Register"), "register", unique)
+                elif unique == self._owners[BUS_NAME]:
+                    self._refused = unique
+                    log.info("%s of version %d is older than this engine's (%d): suggestions use IBus's popup "
+                             "until it is updated (log out and in; on Plasma: ghosttype kde install)",
+                             desktop, version, PROTOCOL)
+            elif answered and sender == unique and not signature and unique == self._owners[BUS_NAME]:
+                self._linked = unique  # registered: it serves this connection alone
+                self._watch()  # a new effect (KWin restarted, the effect reloaded) knows no watcher
+            elif unique == self._owners[BUS_NAME]:
+                self._refused = unique
+                log.info("%s did not accept this engine (%s): suggestions use IBus's popup", desktop,
+                         fields.get(HeaderFields.error_name, "no answer"))
+            self._check()
+            change = self._settle()
+            self._settled.notify_all()
+        self._announce(change)

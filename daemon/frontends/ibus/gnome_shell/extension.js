@@ -5,17 +5,28 @@
 // IBus's popup, a dark box under the caret.  This extension lets the ghosttype
 // engine draw its suggestion instead as grey text starting at the caret, on the
 // caret's line, with no box.  It owns a name on the session bus; the engine
-// sees the name (a handshake: the name's owner must also own org.gnome.Shell)
-// and then calls Show / Hide on it instead of sending IBus's auxiliary text.
-// Without this extension (disabled, removed, another desktop) the engine shows
-// IBus's popup as before.
+// sees the name (a handshake: the name's owner must also own org.gnome.Shell,
+// and its process must be GNOME Shell), registers (Register) and then calls
+// Show / Hide on it instead of sending IBus's auxiliary text.  Without this
+// extension (disabled, removed, another desktop) the engine shows IBus's popup
+// as before.
+//
+// Only the engine is served.  Register(), from a caller whose process is
+// ghosttype's engine as IBus starts it (isEngine: its parent runs ibus-daemon,
+// an executable only root can change, and its command ends with the arguments
+// ibus-daemon gives it), makes that caller's unique name the only one served
+// until it leaves the bus; every other caller of Register, Show, Hide and
+// Offset gets AccessDenied and changes nothing.  Hidden goes to that engine
+// alone.
 //
 // Show(text) answers whether the text is on screen and how many of its
 // characters are visible in full: nothing is drawn outside the focused window
 // (the text is cut with an ellipsis at its edge, and nothing is drawn when less
-// than MIN_ROOM_PX remain or the caret is not inside the window).  When the
-// text leaves the screen on its own (the focus or the caret moved, no room
-// left), the Hidden signal says so; it carries no text.  The text is never
+// than MIN_ROOM_PX remain or the caret is not inside the window), nor while the
+// screen is locked.  A text of more than MAX_TEXT_CHARS characters is refused
+// (InvalidArgs) without being measured.  Whenever text leaves the screen (the
+// focus or the caret moved, no room left, the screen locked, Hide, a refused
+// Show), the Hidden signal says so; it carries no text.  The text is never
 // logged or stored.
 //
 // Offset(known, x, y, dx) comes before each Show: applications mean different
@@ -29,16 +40,19 @@
 
 import Clutter from 'gi://Clutter';
 import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
 import Pango from 'gi://Pango';
 import St from 'gi://St';
 
 import * as IBusManager from 'resource:///org/gnome/shell/misc/ibusManager.js';
+import * as Main from 'resource:///org/gnome/shell/ui/main.js';
 import {Extension, InjectionManager} from 'resource:///org/gnome/shell/extensions/extension.js';
 
 const BUS_NAME = 'org.freedesktop.IBus.GhostType.Shell';
 const OBJECT_PATH = '/org/freedesktop/IBus/GhostType/Shell';
 const INTERFACE = `<node>
   <interface name="${BUS_NAME}">
+    <method name="Register"/>
     <method name="Show">
       <arg type="s" direction="in" name="text"/>
       <arg type="b" direction="out" name="drawn"/>
@@ -55,7 +69,16 @@ const INTERFACE = `<node>
     <property name="Version" type="u" access="read"/>
   </interface>
 </node>`;
-const VERSION = 2;
+// 2: Offset; 3: (KWin's Watch); 4: Register (the registered engine alone is served), Hidden after
+// every hide, sent to the engine alone, and the bound on Show's text.
+const VERSION = 4;
+// The longest text Show accepts, in characters (shell_ghost.py's MAX_TEXT_CHARS).
+const MAX_TEXT_CHARS = 256;
+// How ibus-daemon starts ghosttype's engine from its component file: the command ends with these
+// (component.py's engine_command).
+const ENGINE_ARGS = ['ibus', 'run', '--ibus'];
+const ACCESS_DENIED = 'org.freedesktop.DBus.Error.AccessDenied';
+const INVALID_ARGS = 'org.freedesktop.DBus.Error.InvalidArgs';
 
 // A grey that reads as a suggestion on light and dark fields.
 const GREY = '#8c8c8c';
@@ -65,6 +88,49 @@ const MIN_ROOM_PX = 24;
 const EDGE_PX = 4;
 // Text height as a share of the caret's height (a caret spans the line).
 const TEXT_OF_CARET = 0.82;
+
+// The screen is locked, or its shield is coming up: nothing is drawn (metadata.json keeps the
+// extension, and so its bus name, across the lock screen; its label would stand above the shield).
+function screenLocked() {
+    return Boolean(Main.sessionMode.isLocked || Main.sessionMode.currentMode === 'unlock-dialog' ||
+        Main.screenShield?.locked || Main.screenShield?.active);
+}
+
+function readProc(path) {
+    const [, bytes] = GLib.file_get_contents(path);
+    return new TextDecoder().decode(bytes);
+}
+
+// Only root can change the file or directory at path: owned by root, writable by no one else.
+function rootOnly(path) {
+    const info = Gio.File.new_for_path(path).query_info('unix::uid,unix::mode',
+        Gio.FileQueryInfoFlags.NOFOLLOW_SYMLINKS, null);
+    return info.get_attribute_uint32('unix::uid') === 0 &&
+        (info.get_attribute_uint32('unix::mode') & 0o022) === 0;
+}
+
+// Whether process pid is ghosttype's engine as IBus starts it: its command ends with ENGINE_ARGS and
+// its parent runs ibus-daemon, from a file in a directory only root can change.
+function isEngine(pid) {
+    try {
+        const args = readProc(`/proc/${pid}/cmdline`).split('\0');
+        if (args.length > 0 && args[args.length - 1] === '')
+            args.pop();
+        const tail = args.slice(-ENGINE_ARGS.length);
+        if (tail.length !== ENGINE_ARGS.length || tail.some((arg, i) => arg !== ENGINE_ARGS[i]))
+            return false;
+        const stat = readProc(`/proc/${pid}/stat`);
+        // "pid (comm) state ppid ...": comm may hold spaces and parentheses
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (!Number.isInteger(ppid) || ppid <= 1)
+            return false;
+        const exe = GLib.file_read_link(`/proc/${ppid}/exe`);
+        return GLib.path_get_basename(exe) === 'ibus-daemon' && rootOnly(exe) &&
+            rootOnly(GLib.path_get_dirname(exe));
+    } catch {
+        return false;
+    }
+}
 
 class InlineGhost {
     constructor(onHidden) {
@@ -94,12 +160,25 @@ class InlineGhost {
             this._lost();
         });
         this._ibusFocusId = IBusManager.getIBusManager().connect('focus-out', () => this._lost());
+        this._modeId = Main.sessionMode.connect('updated', () => this._lockChanged());
+        this._shieldIds = Main.screenShield
+            ? ['active-changed', 'locked-changed'].map(s => Main.screenShield.connect(s, () => this._lockChanged()))
+            : [];
+    }
+
+    // Locking takes the text off the screen (the engine hears Hidden); nothing is drawn until unlocked.
+    _lockChanged() {
+        if (screenLocked())
+            this._lost();
     }
 
     destroy() {
         this._injections.clear();
         global.display.disconnect(this._focusId);
         IBusManager.getIBusManager().disconnect(this._ibusFocusId);
+        Main.sessionMode.disconnect(this._modeId);
+        for (const id of this._shieldIds)
+            Main.screenShield.disconnect(id);
         this._label.destroy();
         this._measure.destroy();
         this._text = '';
@@ -116,19 +195,23 @@ class InlineGhost {
     offset(known, x, y, dx) {
         this._offset = known ? {x, y, dx} : null;
         if (this._text && this._place() === 0)
-            this._lost();
+            this.hide();
     }
 
+    // Takes the text off the screen; the engine hears Hidden when some was there, whoever asked.
     hide() {
+        const shown = this._label.visible;
         this._text = '';
         this._label.text = '';
         this._label.hide();
+        if (shown)
+            this._onHidden();
     }
 
     // Draws this._text at the caret; the number of characters visible in full (0: nothing drawn).
     _place() {
         const win = global.display.focus_window;
-        if (!this._text || !win || !this._caret)
+        if (!this._text || !win || !this._caret || screenLocked())
             return 0;
         const caret = this._caret;
         const frame = win.get_frame_rect();
@@ -188,20 +271,19 @@ class InlineGhost {
     _follow(caret) {
         this._caret = caret;
         if (this._text && this._place() === 0)
-            this._lost();
+            this.hide();
     }
 
     _lost() {
-        if (!this._text)
-            return;
         this.hide();
-        this._onHidden();
     }
 }
 
 export default class GhostTypeExtension extends Extension {
     enable() {
-        this._ghost = new InlineGhost(() => this._dbus?.emit_signal('Hidden', null));
+        this._engine = null; // the unique name of the engine that registered: the only caller served
+        this._engineWatch = 0;
+        this._ghost = new InlineGhost(() => this._hidden());
         this._dbus = Gio.DBusExportedObject.wrapJSObject(INTERFACE, this);
         this._dbus.export(Gio.DBus.session, OBJECT_PATH);
         this._nameId = Gio.bus_own_name_on_connection(Gio.DBus.session, BUS_NAME,
@@ -212,22 +294,100 @@ export default class GhostTypeExtension extends Extension {
         Gio.bus_unown_name(this._nameId);
         this._dbus.unexport();
         this._dbus = null;
+        this._forget();
         this._ghost.destroy();
         this._ghost = null;
     }
 
-    // D-Bus methods (the engine's calls)
-    Show(text) {
+    // The text left the screen: the registered engine alone hears it (it carries no text).
+    _hidden() {
+        if (this._engine === null)
+            return;
+        try {
+            Gio.DBus.session.emit_signal(this._engine, OBJECT_PATH, BUS_NAME, 'Hidden', null);
+        } catch (e) {
+            console.debug(`ghosttype: Hidden not sent: ${e.message}`);
+        }
+    }
+
+    _forget() {
+        if (this._engineWatch)
+            Gio.bus_unwatch_name(this._engineWatch);
+        this._engineWatch = 0;
+        this._engine = null;
+    }
+
+    // Only the engine that registered is served; anyone else gets AccessDenied and changes nothing.
+    _fromEngine(invocation) {
+        if (this._ghost !== null && this._engine !== null && invocation.get_sender() === this._engine)
+            return true;
+        invocation.return_dbus_error(ACCESS_DENIED, 'only the ghosttype engine that registered may call this');
+        return false;
+    }
+
+    // D-Bus methods (the engine's calls), each with its invocation: the caller is known from it.
+    // No method without "Async" may be added for these: GJS prefers it and it would skip the check.
+    RegisterAsync(_params, invocation) {
+        const caller = invocation.get_sender();
+        if (this._engine !== null) {
+            if (caller === this._engine)
+                invocation.return_value(new GLib.Variant('()', []));
+            else
+                invocation.return_dbus_error(ACCESS_DENIED, 'another engine is registered');
+            return;
+        }
+        invocation.get_connection().call('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus',
+            'GetConnectionUnixProcessID', new GLib.Variant('(s)', [caller]), new GLib.VariantType('(u)'),
+            Gio.DBusCallFlags.NONE, -1, null, (connection, result) => {
+                let pid = 0;
+                try {
+                    [pid] = connection.call_finish(result).deepUnpack();
+                } catch {
+                    pid = 0;
+                }
+                if (this._ghost !== null && this._engine === null && pid > 0 && isEngine(pid)) {
+                    this._engine = caller;
+                    // until it leaves the bus (called at once if it already has)
+                    this._engineWatch = Gio.bus_watch_name_on_connection(Gio.DBus.session, caller,
+                        Gio.BusNameWatcherFlags.NONE, null, () => {
+                            if (this._engine !== caller)
+                                return;
+                            this._forget();
+                            this._ghost?.hide(); // nobody is left to accept what is shown
+                        });
+                }
+                if (this._engine === caller)
+                    invocation.return_value(new GLib.Variant('()', []));
+                else
+                    invocation.return_dbus_error(ACCESS_DENIED, 'not the ghosttype engine IBus started');
+            });
+    }
+
+    ShowAsync([text], invocation) {
+        if (!this._fromEngine(invocation))
+            return;
+        // refused unmeasured: a UTF-16 length over twice the bound has more characters than it
+        if (text.length > 2 * MAX_TEXT_CHARS || [...text].length > MAX_TEXT_CHARS) {
+            this._ghost.hide();
+            invocation.return_dbus_error(INVALID_ARGS, `more than ${MAX_TEXT_CHARS} characters`);
+            return;
+        }
         const chars = this._ghost.show(text);
-        return [chars > 0, chars];
+        invocation.return_value(new GLib.Variant('(bu)', [chars > 0, chars]));
     }
 
-    Offset(known, x, y, dx) {
+    OffsetAsync([known, x, y, dx], invocation) {
+        if (!this._fromEngine(invocation))
+            return;
         this._ghost.offset(known, x, y, dx);
+        invocation.return_value(new GLib.Variant('()', []));
     }
 
-    Hide() {
+    HideAsync(_params, invocation) {
+        if (!this._fromEngine(invocation))
+            return;
         this._ghost.hide();
+        invocation.return_value(new GLib.Variant('()', []));
     }
 
     get Version() {

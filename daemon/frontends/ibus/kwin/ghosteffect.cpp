@@ -14,21 +14,32 @@
 #include "wayland_server.h"
 
 #include <QDBusConnection>
+#include <QDBusError>
 #include <QDBusMessage>
+#include <QDBusPendingCallWatcher>
+#include <QDBusPendingReply>
 #include <QDBusServiceWatcher>
+#include <QFile>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QFontMetricsF>
 #include <QPainter>
 
 #include <cmath>
 
+#include <sys/stat.h>
+
 namespace KWin
 {
 
 static const QString s_busName = QStringLiteral("org.freedesktop.IBus.GhostType.Shell");
 static const QString s_objectPath = QStringLiteral("/org/freedesktop/IBus/GhostType/Shell");
-// 2: Offset; 3: Watch and Caret (KWin's own caret, which the engine gets no other way here).
-static constexpr uint s_version = 3;
+// 2: Offset; 3: Watch and Caret (KWin's own caret, which the engine gets no other way here);
+// 4: Register (the registered engine alone is served), Hidden after every hide, sent to the engine
+// alone, and the bound on Show's text.
+static constexpr uint s_version = 4;
+// The longest text Show accepts, in characters (shell_ghost.py's MAX_TEXT_CHARS).
+static constexpr qsizetype s_maxChars = 256;
 // Read by `ghosttype doctor` from the installed file: the KWin release this was built for.
 [[gnu::used]] static const char s_builtFor[] = "ghosttype-kwin-effect built for KWin " GHOSTTYPE_KWIN_VERSION;
 // A grey that reads as a suggestion on light and dark fields (the GNOME extension's).
@@ -43,6 +54,52 @@ static constexpr qreal s_textOfCaret = 0.82;
 // surface within a few frames of its text-input commit; Firefox may not for many keys).
 static constexpr qint64 s_staleMs = 300;
 static const QString s_staleError = QStringLiteral("org.freedesktop.IBus.GhostType.Shell.Error.StaleCaret");
+
+// Only root can change the file or directory at path: owned by root, writable by no one else.
+static bool rootOnly(const QString &path)
+{
+    struct stat st;
+    return ::lstat(QFile::encodeName(path).constData(), &st) == 0 && st.st_uid == 0
+        && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+static QByteArray readProc(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// Whether process pid is ghosttype's engine as IBus starts it: its command ends with the arguments
+// ibus-daemon gives it from its component file (component.py's engine_command: "... ibus run --ibus")
+// and its parent runs ibus-daemon, from a file in a directory only root can change.
+static bool isEngine(uint pid)
+{
+    QList<QByteArray> args = readProc(QStringLiteral("/proc/%1/cmdline").arg(pid)).split('\0');
+    if (!args.isEmpty() && args.last().isEmpty()) {
+        args.removeLast();
+    }
+    const QList<QByteArray> engineArgs = {QByteArrayLiteral("ibus"), QByteArrayLiteral("run"), QByteArrayLiteral("--ibus")};
+    if (args.size() < engineArgs.size() || args.mid(args.size() - engineArgs.size()) != engineArgs) {
+        return false;
+    }
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses
+    const QByteArray procStat = readProc(QStringLiteral("/proc/%1/stat").arg(pid));
+    const qsizetype close = procStat.lastIndexOf(')');
+    if (close < 0) {
+        return false;
+    }
+    bool ok = false;
+    const uint ppid = procStat.mid(close + 2).split(' ').value(1).toUInt(&ok);
+    if (!ok || ppid <= 1) {
+        return false;
+    }
+    const QString exe = QFile::symLinkTarget(QStringLiteral("/proc/%1/exe").arg(ppid));
+    if (exe.isEmpty()) {
+        return false;
+    }
+    const QFileInfo info(exe);
+    return info.fileName() == QLatin1String("ibus-daemon") && rootOnly(exe) && rootOnly(info.absolutePath());
+}
 
 GhostService::GhostService(GhostEffect *effect)
     : QObject(effect)
@@ -59,8 +116,63 @@ uint GhostService::version() const
     return s_version;
 }
 
+bool GhostService::fromEngine()
+{
+    if (!m_engine.isEmpty() && message().service() == m_engine) {
+        return true;
+    }
+    sendErrorReply(QDBusError::AccessDenied, QStringLiteral("only the ghosttype engine that registered may call this"));
+    return false;
+}
+
+void GhostService::Register()
+{
+    const QString caller = message().service();
+    if (caller == m_engine) {
+        return; // the engine again: the empty answer
+    }
+    if (!m_engine.isEmpty() || m_asking.contains(caller)) {
+        sendErrorReply(QDBusError::AccessDenied, QStringLiteral("another engine is registered, or this caller is being checked"));
+        return;
+    }
+    // Watched before its process is asked for, so that leaving the bus meanwhile is heard.
+    m_asking.insert(caller);
+    m_watch->addWatchedService(caller);
+    setDelayedReply(true);
+    const QDBusMessage request = message();
+    QDBusMessage ask = QDBusMessage::createMethodCall(QStringLiteral("org.freedesktop.DBus"), QStringLiteral("/org/freedesktop/DBus"),
+                                                      QStringLiteral("org.freedesktop.DBus"), QStringLiteral("GetConnectionUnixProcessID"));
+    ask << caller;
+    auto *pending = new QDBusPendingCallWatcher(QDBusConnection::sessionBus().asyncCall(ask), this);
+    connect(pending, &QDBusPendingCallWatcher::finished, this, [this, request, caller](QDBusPendingCallWatcher *call) {
+        call->deleteLater();
+        const QDBusPendingReply<uint> pid = *call;
+        const bool onBus = m_asking.remove(caller); // false: it left meanwhile
+        if (onBus && m_engine.isEmpty() && !pid.isError() && isEngine(pid.value())) {
+            m_engine = caller;
+        }
+        if (m_engine != caller) {
+            m_watch->removeWatchedService(caller);
+            QDBusConnection::sessionBus().send(
+                request.createErrorReply(QDBusError::AccessDenied, QStringLiteral("not the ghosttype engine IBus started")));
+            return;
+        }
+        QDBusConnection::sessionBus().send(request.createReply());
+    });
+}
+
 bool GhostService::Show(const QString &text, uint &chars)
 {
+    chars = 0;
+    if (!fromEngine()) {
+        return false;
+    }
+    // refused unmeasured: a UTF-16 length over twice the bound has more characters than it
+    if (text.size() > 2 * s_maxChars || text.toUcs4().size() > s_maxChars) {
+        m_effect->hide();
+        sendErrorReply(QDBusError::InvalidArgs, QStringLiteral("more than %1 characters").arg(s_maxChars));
+        return false;
+    }
     if (m_effect->caretStale()) {
         // KWin's caret is keys behind the application's: drawn there, the text would cover typed text.
         // The engine shows IBus's popup instead.
@@ -75,41 +187,57 @@ bool GhostService::Show(const QString &text, uint &chars)
 
 void GhostService::Offset(bool known, int x, int y, int dx)
 {
-    m_effect->offset(known, x, y, dx);
+    if (fromEngine()) {
+        m_effect->offset(known, x, y, dx);
+    }
 }
 
 void GhostService::Hide()
 {
-    m_effect->hide();
+    if (fromEngine()) {
+        m_effect->hide();
+    }
 }
 
 void GhostService::Watch()
 {
-    m_watcher = message().service();
-    m_watch->setWatchedServices({m_watcher});
+    if (!fromEngine()) {
+        return;
+    }
+    m_watching = true;
     if (const auto caret = m_effect->caret()) {
         emitCaret(*caret);
     }
 }
 
-void GhostService::forget(const QString &watcher)
+void GhostService::forget(const QString &name)
 {
-    if (watcher == m_watcher) {
-        m_watcher.clear();
-        m_watch->setWatchedServices({});
+    m_asking.remove(name);
+    m_watch->removeWatchedService(name);
+    if (name == m_engine) {
+        m_engine.clear();
+        m_watching = false;
         m_effect->hide(); // the engine went: nobody can accept what is shown
     }
 }
 
 void GhostService::emitCaret(const QRect &caret)
 {
-    if (m_watcher.isEmpty()) {
+    if (m_engine.isEmpty() || !m_watching) {
         return;
     }
     // to the engine alone: where someone types is nobody else's business
-    QDBusMessage msg = QDBusMessage::createTargetedSignal(m_watcher, s_objectPath, s_busName, QStringLiteral("Caret"));
+    QDBusMessage msg = QDBusMessage::createTargetedSignal(m_engine, s_objectPath, s_busName, QStringLiteral("Caret"));
     msg << caret.x() << caret.y() << caret.width() << caret.height();
     QDBusConnection::sessionBus().send(msg);
+}
+
+void GhostService::emitHidden()
+{
+    if (m_engine.isEmpty()) {
+        return;
+    }
+    QDBusConnection::sessionBus().send(QDBusMessage::createTargetedSignal(m_engine, s_objectPath, s_busName, QStringLiteral("Hidden")));
 }
 
 GhostEffect::GhostEffect()
@@ -127,6 +255,14 @@ GhostEffect::GhostEffect()
         m_caret.reset();
         lost();
         follow();
+    });
+    // Nothing is drawn while the screen is locked (this effect paints above everything, the lock
+    // screen included): locking takes the text off the screen and the engine hears Hidden.
+    connect(effects, &EffectsHandler::screenAboutToLock, this, &GhostEffect::lost);
+    connect(effects, &EffectsHandler::screenLockingChanged, this, [this](bool locked) {
+        if (locked) {
+            lost();
+        }
     });
     if (WaylandServer *server = waylandServer()) {
         connect(server->seat()->textInputV3(), &TextInputV3Interface::stateCommitted, this, [this]() {
@@ -181,38 +317,39 @@ bool GhostEffect::isActive() const
 uint GhostEffect::show(const QString &text)
 {
     m_text = text;
-    redraw();
-    if (!m_placed) {
-        hide();
-        return 0;
-    }
-    return m_placed->chars;
+    refit();
+    return m_placed ? m_placed->chars : 0;
 }
 
 void GhostEffect::offset(bool known, int x, int y, int dx)
 {
     m_offset = known ? std::optional<Shift>(Shift{x, y, dx}) : std::nullopt;
     if (!m_text.isEmpty()) {
-        redraw();
-        if (!m_placed) {
-            lost();
-        }
+        refit();
     }
 }
 
 void GhostEffect::hide()
 {
     m_text.clear();
-    redraw();
+    refit();
 }
 
 void GhostEffect::lost()
 {
-    if (m_text.isEmpty()) {
-        return;
-    }
     hide();
-    Q_EMIT m_service->Hidden();
+}
+
+void GhostEffect::refit()
+{
+    const bool shown = m_placed.has_value();
+    redraw();
+    if (!m_placed) {
+        m_text.clear();
+        if (shown) {
+            m_service->emitHidden(); // whatever took it away, the engine stops counting it as drawn
+        }
+    }
 }
 
 // The caret moved (the application redrew after a key, or its window moved): the engine hears where,
@@ -234,17 +371,14 @@ void GhostEffect::follow()
     m_caret = caret;
     m_service->emitCaret(caret);
     if (!m_text.isEmpty()) {
-        redraw();
-        if (!m_placed) {
-            lost();
-        }
+        refit();
     }
 }
 
 std::optional<GhostEffect::Placed> GhostEffect::place() const
 {
     EffectWindow *window = effects->activeWindow();
-    if (m_text.isEmpty() || !window || !m_caret) {
+    if (m_text.isEmpty() || !window || !m_caret || effects->isScreenLocked()) {
         return std::nullopt;
     }
     const QRect caret = *m_caret;
@@ -317,7 +451,7 @@ void GhostEffect::paintScreen(const RenderTarget &renderTarget, const RenderView
                               LogicalOutput *screen)
 {
     effects->paintScreen(renderTarget, viewport, mask, deviceRegion, screen);
-    if (!m_placed || !viewport.renderRect().intersects(RectF(m_placed->rect))) {
+    if (!m_placed || effects->isScreenLocked() || !viewport.renderRect().intersects(RectF(m_placed->rect))) {
         return;
     }
     const qreal scale = viewport.scale();

@@ -7,14 +7,21 @@
 //
 // It speaks the same D-Bus interface as ghosttype's GNOME Shell extension (gnome_shell/extension.js),
 // on KWin's own session-bus connection: the engine's handshake is that the owner of the interface's
-// name also owns org.kde.KWin.  Show(text) answers whether the text is on screen and how many of its
-// characters are visible in full; nothing is drawn outside the focused window (the text is cut with
-// an ellipsis at its edge, and nothing is drawn with less than MinRoom px of room or when the caret is
-// not inside the window).  Hidden (no arguments) says the text left the screen on its own (focus or
-// caret moved).  Offset(known, x, y, dx): where the next character goes against the caret rectangle
-// at (x, y) (the engine learns it, see caret_trail.py).  Watch(): KWin gives an input method no caret
-// on this route, so the caller (the engine) hears the focused field's caret rectangle as the Caret
-// signal, sent to it alone.  The text is never logged or stored.
+// name also owns org.kde.KWin and its process is KWin.  Only the engine is served: Register(), from a
+// caller whose process is ghosttype's engine as IBus starts it (isEngine in ghosteffect.cpp: its
+// parent runs ibus-daemon, an executable only root can change, and its command ends with the
+// arguments ibus-daemon gives it), makes that caller's unique name the only one served until it
+// leaves the bus; every other caller of Register, Show, Offset, Hide and Watch gets AccessDenied and
+// changes nothing.  Show(text) answers whether the text is on screen and how many of its characters
+// are visible in full; nothing is drawn outside the focused window (the text is cut with an ellipsis
+// at its edge, and nothing is drawn with less than MinRoom px of room, when the caret is not inside
+// the window, or while the screen is locked), and a text of more than s_maxChars characters is
+// refused (InvalidArgs) unmeasured.  Hidden (no arguments, sent to the engine alone) says the text
+// left the screen, whatever took it away (focus or caret moved, the screen locked, Hide, a refused
+// Show).  Offset(known, x, y, dx): where the next character goes against the caret rectangle at
+// (x, y) (the engine learns it, see caret_trail.py).  Watch(): KWin gives an input method no caret on
+// this route, so the engine hears the focused field's caret rectangle as the Caret signal, sent to it
+// alone.  The text is never logged or stored.
 #pragma once
 
 #include "effect/effect.h"
@@ -25,6 +32,7 @@
 #include <QImage>
 #include <QObject>
 #include <QRect>
+#include <QSet>
 #include <QString>
 
 #include <memory>
@@ -48,22 +56,32 @@ class GhostService : public QObject, protected QDBusContext
 public:
     explicit GhostService(GhostEffect *effect);
     uint version() const;
+    //! The focused field's caret, to the registered engine alone once it called Watch.
     void emitCaret(const QRect &caret);
-    void forget(const QString &watcher);
+    //! The text left the screen: the registered engine alone hears it.
+    void emitHidden();
 
 public Q_SLOTS:
+    Q_SCRIPTABLE void Register();
     Q_SCRIPTABLE bool Show(const QString &text, uint &chars);
     Q_SCRIPTABLE void Offset(bool known, int x, int y, int dx);
     Q_SCRIPTABLE void Hide();
     Q_SCRIPTABLE void Watch();
 
 Q_SIGNALS:
+    //! Declared for introspection; never emitted as a broadcast (emitHidden sends it to the engine).
     Q_SCRIPTABLE void Hidden();
 
 private:
+    //! The caller is the registered engine; anyone else gets AccessDenied.
+    bool fromEngine();
+    void forget(const QString &name);
+
     GhostEffect *m_effect;
-    QString m_watcher; //!< the unique name that hears Caret (the engine that called Watch)
-    QDBusServiceWatcher *m_watch;
+    QString m_engine; //!< the unique name of the engine that registered: the only caller served
+    bool m_watching = false; //!< the engine called Watch: it hears Caret
+    QSet<QString> m_asking; //!< callers of Register whose process is being asked for
+    QDBusServiceWatcher *m_watch; //!< the engine and those callers, until they leave the bus
 };
 
 class GhostEffect : public Effect
@@ -87,6 +105,7 @@ public:
     //! KWin's caret for the focused field is behind the application's (see m_pending).
     bool caretStale() const;
     void offset(bool known, int x, int y, int dx);
+    //! Takes the text off the screen (the engine hears Hidden when some was there).
     void hide();
     //! The caret as the engine hears it (Watch), or nothing without a focused field.
     std::optional<QRect> caret() const
@@ -103,6 +122,8 @@ private:
     };
     std::optional<Placed> place() const;
     void redraw();
+    //! Places the text again; when it no longer fits it goes (Hidden when some was on screen).
+    void refit();
     void follow();
     void lost();
     void repaint();

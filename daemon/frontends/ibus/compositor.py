@@ -1,0 +1,46 @@
+"""Which program is behind a session-bus connection, for the inline link
+(:mod:`~daemon.frontends.ibus.shell_ghost`).
+
+Any program of the user can own ``org.gnome.Shell`` where GNOME Shell does not
+run (on Plasma nobody owns it), or ``org.kde.KWin`` where KWin does not, and
+with it ghosttype's plug-in name.  So the plug-in counts only while the
+connection that owns its name belongs to the compositor's own process: the bus
+daemon says which process a connection belongs to
+(``GetConnectionUnixProcessID``), and :func:`program` says what that process
+runs, by the executable the kernel started it from (``/proc/PID/exe``), and
+only where that file is one no user can change or plant: owned by root and
+writable by nobody else, as every directory on its way
+(:func:`~daemon.frontends.ibus.safepath.check_path`).  A copy or a hard link
+named ``gnome-shell`` in a directory of the user's does not pass, nor does a
+compositor updated on disk since it started (its file is gone).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from .safepath import UnsafePath, check_path
+
+#: The executables each desktop's name must belong to (the name of ``/proc/PID/exe``).
+COMPOSITORS = {
+    "org.gnome.Shell": frozenset({"gnome-shell"}),
+    "org.kde.KWin": frozenset({"kwin_wayland", "kwin_x11"}),
+}
+
+
+def program(pid: int) -> Optional[str]:
+    """The name of the executable process ``pid`` runs, where only root can
+    change that file; None when it cannot be read (no such process, another
+    user's, one that forbids it) or anyone else could have put it there."""
+    exe = f"/proc/{pid}/exe"
+    try:
+        path = os.readlink(exe)
+        running = os.stat(exe)
+        real = check_path(path)
+        on_disk = os.stat(real)
+    except (OSError, UnsafePath):
+        return None
+    if (running.st_dev, running.st_ino) != (on_disk.st_dev, on_disk.st_ino):
+        return None
+    return real.name

@@ -35,7 +35,7 @@ test_tools=(
   openssl cmake libssl-dev mount tesseract-ocr
 )
 
-kde=(kwin-dev cmake g++ extra-cmake-modules pkgconf libdrm-dev libvulkan-dev libwayland-dev)
+kde=(kwin-dev cmake make g++ extra-cmake-modules pkgconf libdrm-dev libvulkan-dev libwayland-dev)
 
 packages=("${runtime[@]}" "${build[@]}")
 if [[ "${1:-}" == "--test" ]]; then

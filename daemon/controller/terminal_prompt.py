@@ -19,8 +19,8 @@ the line the caret is on; two rules follow from it:
 * **Prompt words.**  A line that asks for a password, passphrase, PIN or
   one-time code (:func:`secret_prompt`) is a password field whatever it
   echoes: ``read -p "Password: "`` echoes, pwfeedback echoes ``*``.  The
-  words come in the languages sudo, PAM, OpenSSH and GnuPG are translated
-  into most often.
+  words come in the languages sudo, PAM and GnuPG are translated into most
+  often (OpenSSH is not translated).
 
 Pure functions, shared by every frontend: nothing here knows where the line
 comes from, and nothing here logs (the line may hold what was typed).
@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Optional
 
 #: Words that name a secret, lower case.  Whole words in alphabetic scripts;
-#: in scripts written without spaces (Chinese, Japanese, Korean, Thai) any
-#: occurrence.
+#: any occurrence in scripts where a word runs into the next (Chinese,
+#: Japanese, Thai; Korean, whose particles attach: "alice의 암호").
 SECRET_WORDS: tuple[str, ...] = (
     # English: sudo, su, login, passwd, ssh, gpg, openssl, mysql, psql, git, PAM's one-time codes
     "password", "passphrase", "pass phrase", "passcode", "pin", "token", "secret", "one-time", "otp",
@@ -57,7 +58,7 @@ _LINE_BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 def _unspaced(word: str) -> bool:
-    """Whether ``word`` is written in a script without spaces between words."""
+    """Whether ``word`` is written in a script where words run into each other."""
     return all(unicodedata.name(ch, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI"))
                for ch in word)
 
@@ -104,7 +105,7 @@ def secret_prompt(line: str) -> bool:
     return bool(_PROMPT.search(line))
 
 
-def terminal_shows(field_text: "str | None", tracked: str) -> bool:
+def terminal_shows(field_text: Optional[str], tracked: str) -> bool:
     """Whether a terminal's text before the caret (None: unreadable) shows
     the caret's line of ``tracked``, the text the keys made: their echo."""
     return field_text is not None and shows_typed(line_before_caret(field_text), line_before_caret(tracked))

@@ -7,6 +7,8 @@ same terminal still gets suggestions."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import pytest
 
 from daemon.config import Config
@@ -16,7 +18,6 @@ from tests.daemon.test_ibus_engine import BACKSPACE, REPORTS_TEXT, TAB, Rig, pre
 RETURN = 0xFF0D
 SHELL = "alice@host:~$ "
 SUDO = "[sudo] password for alice: "
-SECRETS = ("hunter2", "hunter3", "Tr0ub4dor")
 
 
 class Terminal:
@@ -31,7 +32,7 @@ class Terminal:
         self.screen = screen
         self.report()
 
-    def report(self, screen: str = None) -> None:
+    def report(self, screen: Optional[str] = None) -> None:
         screen = self.screen if screen is None else screen
         self.engine.set_surrounding_text(screen, len(screen), len(screen))
 

@@ -17,7 +17,7 @@ from daemon.controller import Controller
 from daemon.controller.ports import FocusState
 from daemon.cpc.suggestion import Suggestion
 from daemon.frontends.overlay.platform.atspi import constants as C
-from daemon.frontends.overlay.platform.atspi.bus import ACCESSIBLE, COMPONENT, TEXT, AtspiCallError
+from daemon.frontends.overlay.platform.atspi.bus import ACCESSIBLE, TEXT, AtspiCallError
 from daemon.frontends.overlay.platform.atspi.reader import AtspiFocus, StallBackoff
 from daemon.frontends.overlay.platform.x11.focus import X11Focus
 from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink

@@ -204,8 +204,10 @@ class Config:
         "caret; auto picks the popup where the preedit cannot be grey (GNOME Shell on Wayland).",
         _choice(IBUS_DISPLAYS))
     ibus_terminals: str = _opt(
-        "auto", "IBus engine: fields that say they are terminals (where sudo and ssh ask for passwords): suggest, "
-        "skip, or auto (suggest with a local model, skip with a server).", _choice(UNKNOWN_FIELDS))
+        "auto", "IBus engine: fields that say they are terminals (where sudo and ssh ask for passwords): auto "
+        "(suggest with a local model once the terminal shows the typed keys on a line that asks for no password; "
+        "nothing where it shows no text, or with a server), suggest (also where it shows no text: a password typed "
+        "at a prompt then reaches the model), or skip.", _choice(UNKNOWN_FIELDS))
     backend: str = _opt("local", "Where suggestions come from: local (the model runs in ghosttype) or server "
                                  "(a serving engine at server_url; what you type is sent there).", _choice(BACKENDS))
     server_url: str = _opt("", "Serving engine used by the server backend: https://host, or http://host:port on "

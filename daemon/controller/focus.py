@@ -10,6 +10,12 @@ A focus change with the field's text (accessibility, or the surrounding text
 an input method hands over) replaces the key buffer and warms the model's
 cache for it; moving to another window without readable text forgets it.
 
+A terminal (``FocusState.terminal``) may be at a password prompt with echo
+off: the text its keys made goes to the worker only once a reading of it
+shows that text on the caret's line
+(:mod:`~daemon.controller.terminal_prompt`), and a line it never showed is
+forgotten at its Return.
+
 Threads: :meth:`on_focus` is called by the key handling after keys that may
 move focus, by the frontend's housekeeping and focus watchers, and by
 :meth:`~daemon.controller.field.FieldTruth.on_field_event`.  The focus query
@@ -22,6 +28,7 @@ import logging
 from typing import Optional
 
 from daemon.controller.ports import FocusState
+from daemon.controller.terminal_prompt import terminal_shows
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)
@@ -29,6 +36,9 @@ log = logging.getLogger(__name__)
 
 class FocusRules:
     """Part of :class:`~daemon.controller.Controller`: the focused field and the privacy rules."""
+
+    #: A request for a terminal's text waits for a reading that shows it (see :meth:`_waits_for_echo`).
+    _echo_wait = False
 
     def on_focus(self, state: Optional[FocusState] = None, only_if_changed: bool = False) -> None:
         """The focused widget may have changed: query it (unless ``state`` is
@@ -70,7 +80,21 @@ class FocusRules:
         privacy rules always judge the field whose text is kept.  True when
         capture is off there (the buffer is then cleared and work dropped)."""
         self._focus = state
-        return self._update_block()
+        if self._update_block():
+            return True
+        if self._echo_wait:  # a terminal's request waited for this reading
+            self._request()
+        return False
+
+    def _waits_for_echo(self, text: str) -> bool:
+        """Lock held: whether a request for ``text`` waits because the focused
+        field is a terminal whose last reading does not show the typed
+        characters on its caret's line (not echoed yet, or typed at a prompt
+        with echo off); the reading that shows them asks again
+        (:meth:`_adopt_focus`), and a Return before it drops the line's keys
+        (:meth:`~daemon.controller.keys.KeyHandling._handle_key`)."""
+        self._echo_wait = self._focus.terminal and not terminal_shows(self._focus.text_before_caret, text)
+        return self._echo_wait
 
     def _update_block(self) -> bool:
         """Apply the privacy rules to the focused widget (lock held); True

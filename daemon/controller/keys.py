@@ -120,6 +120,8 @@ class KeyHandling:
                 self._request()
             # else: the request still running will adapt its final result
             return None
+        if kind is Kind.ENTER and self._echo_wait:
+            self.tracker.clear()  # a terminal line its terminal never showed: typed with echo off
         self.tracker.feed(event)
         self._hide()
         if kind in RESET_KINDS:

@@ -59,6 +59,10 @@ class FocusState:
     #: (editing mid-line), None when unknown.
     at_line_end: Optional[bool] = None
     look: Optional[FieldLook] = None
+    #: A terminal, which may be at a password prompt with echo off: the text
+    #: its keys made goes to the worker only once a reading shows it on the
+    #: caret's line (``daemon.controller.terminal_prompt``).
+    terminal: bool = False
 
 
 class FocusInfo(Protocol):

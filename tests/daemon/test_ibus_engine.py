@@ -286,9 +286,11 @@ def test_a_private_field_that_becomes_normal_suggests_again(rig):
 
 
 @pytest.mark.parametrize("setting,backend,suggests", [
-    ("suggest", "local", True), ("skip", "local", False), ("auto", "local", True), ("auto", "server", False),
+    ("suggest", "local", True), ("skip", "local", False), ("auto", "local", False), ("auto", "server", False),
     ("suggest", "server", True)])
 def test_terminal_fields_follow_the_config(setting, backend, suggests):
+    """A terminal that cannot report its text: ``auto`` never sees its keys echoed
+    (tests/daemon/test_ibus_terminal.py has terminals that report theirs)."""
     server = {"server_url": "https://models.example:8443"} if backend == "server" else {}
     rig = Rig(Config(debounce_ms=0, ibus_terminals=setting, backend=backend, **server))
     engine, out = rig.engine("gtk3-im:gnome-terminal-server")

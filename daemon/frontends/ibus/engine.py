@@ -52,7 +52,9 @@ Rules worth knowing:
   the engine focused now.
 * Privacy: PASSWORD / PIN purposes and the PRIVATE hint are treated like a
   password field (no capture, no suggestion); TERMINAL follows the
-  ``ibus_terminals`` setting; a field whose text is all mask characters is a
+  ``ibus_terminals`` setting, and its keys wait until the terminal shows them
+  on a line that asks for no secret (:mod:`~daemon.frontends.ibus.terminal_echo`,
+  which sees only the caret's line); a field whose text is all mask characters is a
   password field whatever it declares (Firefox on Wayland declares nothing).
   **No key of a field reaches the controller before the engine knows the
   field is not masked**: until a client that reports its text has reported
@@ -80,6 +82,7 @@ from typing import Optional
 from daemon.capture.events import KeyEvent, Kind
 from daemon.controller import Controller, Drawn, event_spec
 from daemon.controller.ports import FocusState
+from daemon.controller.terminal_prompt import caret_line
 from daemon.frontends.ibus import menu, wire
 from daemon.frontends.ibus.caret_trail import CaretTrail
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
@@ -87,6 +90,7 @@ from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
 )
 from daemon.frontends.ibus.frontend import EngineOutput, IBusFrontend
 from daemon.frontends.ibus.keys import key_event
+from daemon.frontends.ibus.terminal_echo import TerminalEcho
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +128,7 @@ class Engine:
         self._reported = False  #: the field has reported its text at all (even "")
         #: keys of a field not known yet to be unmasked (see "Privacy" above)
         self._held: collections.deque[KeyEvent] = collections.deque(maxlen=HELD_KEYS)
+        self.terminal = TerminalEcho(HELD_KEYS)  #: a terminal's keys wait until it shows them
         self._in_key = False  #: a key press is being handled: showing waits for key_done()
         self._after_key: Optional[str] = None  #: what to show once the key's answer is sent
         self._drawn: Optional[Drawn] = None  #: told once ``_after_key`` is sent
@@ -148,7 +153,7 @@ class Engine:
             return True
         if self._masked:
             return True
-        return self.purpose == wire.PURPOSE_TERMINAL and self.controller.config.skips_terminals
+        return self.purpose == wire.PURPOSE_TERMINAL and (self.controller.config.skips_terminals or self.terminal.secret)
 
     def password_verdict(self) -> Optional[bool]:
         """``FocusState.is_password``: True for a private field, False once
@@ -223,7 +228,8 @@ class Engine:
     def _decide(self, keyval: int, event: KeyEvent) -> bool:
         spec = event_spec(event)
         controller = self.controller
-        if controller.visible and (self._shown[1] != "shell" or self.frontend.shell.drawn(controller.visible)):
+        if (controller.visible and not self.terminal.waiting
+                and (self._shown[1] != "shell" or self.frontend.shell.drawn(controller.visible))):
             cfg = controller.config
             if self.frontend.armed and spec in (cfg.accept_key, cfg.accept_word_key):
                 self._swallow(keyval)
@@ -239,6 +245,9 @@ class Engine:
     def _feed(self, event: KeyEvent) -> None:
         """A key that passes on goes to the controller, or is held while the
         field is unidentified."""
+        if self.purpose == wire.PURPOSE_TERMINAL and self.terminal.hold(
+                event, self.controller.config.ibus_terminals == "suggest"):
+            return  # it waits until the terminal shows it (terminal_echo)
         if self.unidentified():
             self._held.append(event)
             return
@@ -294,6 +303,7 @@ class Engine:
         self._masked = False
         self._text_seen = self._reported = False
         self._held.clear()
+        self.terminal.clear()
         self._surrounding = None
         self._surrounding_fresh = False
         self.trail.clear()
@@ -321,6 +331,7 @@ class Engine:
         self.display("")
         self.trail.anchor()
         self._held.clear()  # the caret moved: the keys before it no longer tell the text before it
+        self.terminal.restart()
         if self.frontend.focused is self:
             self.controller.on_key(KeyEvent(Kind.CARET_MOVED, name="reset"))
 
@@ -346,8 +357,12 @@ class Engine:
         self._privacy_changed(verdict)
 
     def set_surrounding_text(self, text: str, cursor: int, anchor: int) -> None:
-        masked = bool(text) and set(text) <= MASK_CHARS
         verdict = self.password_verdict()
+        released: list[KeyEvent] = []
+        if self.purpose == wire.PURPOSE_TERMINAL:  # its caret's line alone counts (terminal_echo)
+            text, cursor, anchor = caret_line(text, cursor, anchor)
+            released = self.terminal.report(text[: min(cursor, anchor)])
+        masked = bool(text) and set(text) <= MASK_CHARS
         self._reported = True
         if text:  # an empty field tells nothing
             self._masked = masked
@@ -362,6 +377,8 @@ class Engine:
         self._surrounding_fresh = True
         if self._keys_since_focus == 0 and self.frontend.focused is self:
             self._sync_surrounding()  # the field's text at focus-in: context before any key
+        for event in released if self.frontend.focused is self else ():
+            self._pass(event)  # the terminal shows them
 
     def set_cursor_location(self, x: int, y: int, w: int, h: int) -> None:
         """Where the client says its caret is (IBus's popup is drawn there)."""

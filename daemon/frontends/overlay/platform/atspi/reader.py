@@ -51,6 +51,7 @@ from daemon.frontends.overlay.platform.atspi.bus import (
 )
 from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker, ObjectRef
 from daemon.controller.ports import FieldLook, Rect
+from daemon.controller.terminal_prompt import line_before_caret, secret_prompt
 from daemon.frontends.base import PlatformError
 from daemon.frontends.overlay.platform.caret_geometry import caret_from_extents, centre_in_single_line, usable
 
@@ -88,6 +89,9 @@ class AtspiAnswer:
     at_line_end: Optional[bool] = None
     #: Font from the text attributes and, for single-line fields, their box.
     look: Optional[FieldLook] = None
+    #: A terminal (role TERMINAL): a password field while its caret's line
+    #: asks for a secret, and its typed text waits for its echo (``FocusState.terminal``).
+    terminal: bool = False
 
 
 class AtspiFocus:
@@ -257,9 +261,12 @@ class AtspiFocus:
             offset = int(self._bus.get_property(bus_name, path, TEXT, "CaretOffset"))
         except AtspiCallError:
             offset = -1  # no Text interface: not a text field
+        terminal = role == C.ROLE_TERMINAL
         if offset < 0:
-            return AtspiAnswer(is_password, None, None, app_name, ref)
+            return AtspiAnswer(is_password, None, None, app_name, ref, terminal=terminal)
         text = self._text(bus_name, path, max(0, offset - limit), offset, limit)
+        if terminal and secret_prompt(line_before_caret(text)):  # sudo's, ssh's prompt...
+            return AtspiAnswer(True, None, None, app_name, ref, terminal=True)
         try:  # some toolkits (Firefox) answer "" for a range past the end
             count = int(self._bus.get_property(bus_name, path, TEXT, "CharacterCount"))
         except AtspiCallError:
@@ -270,7 +277,9 @@ class AtspiFocus:
         look = self._look(bus_name, path, offset, single, field, caret)
         log.debug("AT-SPI focus role=%d app=%s object=%s chars=%d caret=%s", role, app_name, path.rsplit("/", 1)[-1],
                   len(text), caret is not None)
-        return AtspiAnswer(is_password, text, caret, app_name, ref, offset, at_line_end(after), look)
+        if terminal:  # its caret's line alone: what the screen shows above it is not what was typed there
+            text = line_before_caret(text)
+        return AtspiAnswer(is_password, text, caret, app_name, ref, offset, at_line_end(after), look, terminal)
 
     def _text(self, bus_name: str, path: str, start: int, end: int, limit: int) -> str:
         text = normalise_text(str(self._bus.call(bus_name, path, TEXT, "GetText", "ii", (start, end))[0]))

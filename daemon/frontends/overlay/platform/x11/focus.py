@@ -115,6 +115,7 @@ class X11Focus:
                     caret_offset=getattr(answer, "caret_offset", None),
                     at_line_end=getattr(answer, "at_line_end", None),
                     look=getattr(answer, "look", None),
+                    terminal=bool(getattr(answer, "terminal", False)),
                 )
             else:  # a plain (is_password, text_before_caret, caret) tuple
                 is_password, text, caret = answer

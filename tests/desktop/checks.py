@@ -39,6 +39,8 @@ MAX_TURNED_DARK = 20
 #: character, a popup's edge; an ellipsis where the text was cut).
 READ_MATCH = 0.85
 READ_EXTRA = 6
+#: Terminals: the suggestion's first character is drawn in the block cursor (see check_screen_shows_what_tab_inserts).
+TERMINALS = ("kgx", "konsole")
 
 
 def _scenario(results: dict, app: str) -> dict:
@@ -124,11 +126,19 @@ def check_screen_shows_what_tab_inserts(results: dict, app: str) -> str:
     region = (res.get("inline") or {}).get("ghost")
     assert region, f"{app}: no place on screen where the suggestion showed"
     seen = read_off_screen(results, res, "6-before-tab", region[1])
-    share, extra = screen_text.reads_as(seen, x)
-    assert share >= READ_MATCH and extra <= READ_EXTRA, (
+    if app in TERMINALS:
+        # the suggestion's first character stands in the terminal's block cursor, and tesseract misreads the
+        # grey character after it (kgx, GNOME 51: "fbr that allows users to" for "tor that allows users to",
+        # also with the cursor's cell cut away): held to the share of characters read in order only
+        share, extra = screen_text.reads_as(seen, x)
+        assert share >= READ_MATCH and extra <= READ_EXTRA, (
+            f"{app}: the screen showed {seen!r} (OCR at {region[1]} of {res['shots'].get('6-before-tab')}), "
+            f"Tab inserted {x!r} ({share:.0%} of it read there, {extra} characters more)")
+        return seen
+    assert screen_text.same_text(seen, x), (
         f"{app}: the screen showed {seen!r} (OCR at {region[1]} of {res['shots'].get('6-before-tab')}), "
-        f"Tab inserted {x!r} "
-        f"({share:.0%} of it read there, {extra} characters more)")
+        f"Tab inserted {x!r}: not the same text (OCR may only confuse {' '.join(screen_text.CONFUSIONS)}, and "
+        f"take in the caret before it)")
     return seen
 
 
@@ -279,6 +289,22 @@ def check_focus_jump(results: dict, app: str) -> None:
     assert res.get("textarea") == res.get("typed"), f"{app}: the textarea holds {res.get('textarea')!r}"
     assert res.get("text") == SECRET, f"{app}: after Tab the password input holds {res.get('text')!r}"
     assert res.get("focus_moved_on"), f"{app}: Tab did not reach the page (the focus stayed in the input)"
+
+
+def check_terminal_password(results: dict, app: str) -> None:
+    """sudo's prompt in a terminal, with the default config: after each of three tries (two wrong, the words
+    the model completes; the right one) the screen 1.5 s after the last key is the screen before the try (the
+    prompt echoes nothing, and nothing was drawn from what was typed), and sudo took the third (every key of it
+    arrived once and in order: its exit status 0 in the document)."""
+    res = _scenario(results, app)
+    for i in (1, 2, 3):
+        n, box = res.get(f"diff_typed_{i}") or (-1, [])
+        shots = res.get("shots", {})
+        assert 0 <= n < MIN_VISIBLE_PIXELS, (
+            f"{app}: try {i} at sudo's prompt changed {n} pixels at {box}: something showed while the password "
+            f"was typed ({shots.get(f'{i}-prompt')} vs {shots.get(f'{i}-typed')})")
+    assert field_text(res).strip() == "rc=0", \
+        f"{app}: sudo did not take the password on the third try (the document holds {field_text(res)!r})"
 
 
 def _nothing_on_screen(res: dict, app: str, key: str, shown: str, esc: str, when: str) -> None:

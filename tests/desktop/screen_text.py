@@ -66,6 +66,28 @@ def reads_as(ocr: str, expected: str) -> tuple[float, int]:
     return matched / len(a), len(b) - matched
 
 
+#: What tesseract reads one for the other in the tier's screenshots, and so may stand for each other when the
+#: text read off the screen is held against the text Tab inserted: nothing else may differ.
+CONFUSIONS = ("lI1|", "O0")
+#: What a caret right before the suggestion reads as when the region read takes it in (a thin caret's line).
+CARET_GLYPHS = set("lI1|i![")
+
+
+def _fold(s: str) -> str:
+    s = " ".join(s.split())
+    for group in CONFUSIONS:
+        for c in group[1:]:
+            s = s.replace(c, group[0])
+    return s
+
+
+def same_text(ocr: str, expected: str) -> bool:
+    """The text read off the screen is ``expected``, character for character, but for the confusions listed
+    in CONFUSIONS and one caret glyph before it (the application's caret, taken in with the suggestion)."""
+    a, b = _fold(expected), _fold(ocr)
+    return b == a or (len(b) == len(a) + 1 and ocr.lstrip()[:1] in CARET_GLYPHS and b[1:] == a)
+
+
 def _changed(a: pathlib.Path, b: pathlib.Path, box: tuple[int, int, int, int] | None = None) -> Image.Image:
     """The pixels (within ``box``) that differ clearly between two screenshots, as a 0/255 image: the
     difference's brightness over 40, as the session's diffs count them."""

@@ -66,8 +66,11 @@ JUMP_CASES = [(d, a) for d in JUMP for a in JUMP[d]]
 
 #: The user session (the default config, a key every 100 ms, Tab at once): one per desktop.
 USER = {"gnome-user": ["firefox", "qt"], "kde-user": ["firefox", "qt"]}
-SCENARIOS |= USER
 USER_CASES = [(d, a) for d in USER for a in USER[d]]
+#: In the user sessions (the default config), a password typed at sudo's prompt in the desktop's terminal.
+SUDO = {"gnome-user": ["kgx-sudo"], "kde-user": ["konsole-sudo"]}
+SUDO_CASES = [(d, a) for d in SUDO for a in SUDO[d]]
+SCENARIOS |= {d: USER[d] + SUDO[d] for d in USER}
 
 # Known failures: none is marked xfail in advance. A check calls pytest.xfail itself only when the run's own
 # record shows the upstream cause (checks.py: the application sent no cursor rectangle, or said its caret
@@ -184,3 +187,8 @@ UNINSTALL_CASES = [("gnome", False), ("kde", True)]
 @pytest.mark.parametrize("desktop, kwin_effect", UNINSTALL_CASES)
 def test_uninstall_leaves_the_system_as_install_found_it(desktops, desktop, kwin_effect):
     uninstall_check.check_uninstall(desktops(desktop, SCENARIOS[desktop]), desktop, kwin_effect)
+
+
+@pytest.mark.parametrize("desktop, app", SUDO_CASES)
+def test_a_password_typed_at_sudos_prompt_in_a_terminal_shows_nothing(desktops, desktop, app):
+    checks.check_terminal_password(desktops(desktop, SCENARIOS[desktop]), app)

@@ -18,6 +18,10 @@ BUDGET=${SESSION_BUDGET:-900}
 KB=/etc/default/keyboard
 [ -e $KB ] && cp -p $KB $KB.before-session
 [ -n "${GT_LAYOUT:-}" ] && printf 'XKBMODEL="pc105"\nXKBLAYOUT="%s"\nXKBVARIANT=""\n' "$GT_LAYOUT" >$KB
+# the test user's password, and sudo with it (the user sessions type it at sudo's prompt in a terminal)
+id $U >/dev/null 2>&1 || useradd -u $UID_ -M -d $H -s /bin/bash $U
+echo "$U:Tq7 plain horse" | chpasswd
+printf '%s ALL=(ALL:ALL) ALL\n' $U >/etc/sudoers.d/ghosttest && chmod 0440 /etc/sudoers.d/ghosttest
 # what each install writes outside home, and whether uninstall takes it back (footprint.py; checked by
 # test_uninstall_leaves_the_system_as_install_found_it)
 FP="/usr/bin/python3 /opt/ghosttype/tests/desktop/sid/footprint.py"

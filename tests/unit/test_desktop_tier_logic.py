@@ -1,5 +1,6 @@
-"""The desktop tier's closing table (tests/desktop/summary_table.py): every outcome lands in its session's row
-and its check's column, and every xfail and failure is listed with what it rests on."""
+"""The desktop tier's own logic, without a desktop: its closing table (tests/desktop/summary_table.py: every
+outcome in its session's row and its check's column, every xfail and failure listed with what it rests on), and
+how strictly the text read off the screen must equal the text Tab inserted (screen_text.same_text)."""
 
 from tests.desktop.summary_table import Outcome, outcome, render
 
@@ -28,3 +29,16 @@ def test_each_outcome_in_its_row_and_column_with_the_evidence_numbered():
 
 def test_no_desktop_test_ran_prints_nothing():
     assert render([]) == ""
+
+
+def test_the_screens_text_must_be_the_inserted_text_but_for_listed_confusions():
+    from tests.desktop.screen_text import same_text
+    x = "tor that allows users to"
+    assert same_text("tor that allows users to", x)
+    assert same_text("ltor that allows users to", x)  # the caret before it
+    assert same_text("tor that aIIows users to", x) and same_text("0K l0", "OK 10")
+    assert not same_text("ditor that allows users to", x)  # not advanced as the user typed along
+    assert not same_text("lditor that allows users to", x)
+    assert not same_text("tor that allows users", x)  # cut short
+    assert not same_text("tor that allows users to do", x)
+    assert not same_text("ot sresu swolla taht rot", x)

@@ -307,6 +307,40 @@ def check_terminal_password(results: dict, app: str) -> None:
         f"{app}: sudo did not take the password on the third try (the document holds {field_text(res)!r})"
 
 
+#: The plug-in's methods another program may not call (KWin's effect also has Watch: the caret feed).
+GUARDED = ("Hide", "Show", "Offset", "Register")
+
+
+def check_foreign_calls_refused(results: dict, app: str, desktop: str) -> None:
+    """Another program of the user called the plug-in while the suggestion showed: Hide, Show with its own text,
+    Offset, Register (and KWin's Watch) were each refused with AccessDenied (the answers it got), the screen did
+    not change (the suggestion stayed, no planted text), and Tab then inserted the suggestion."""
+    res = _scenario(results, app)
+    answers = res.get("foreign") or {}
+    guarded = GUARDED + (("Watch",) if desktop.startswith("kde") else ())
+    wrong = {m: a for m, a in answers.items() if (a != "org.freedesktop.DBus.Error.AccessDenied" if m in guarded
+                                                  else a == "ok")}
+    assert answers and not wrong, f"{app}: another program's calls were not refused: {wrong or answers}"
+    n, box = res.get("diff_foreign") or (-1, [])
+    assert 0 <= n < MIN_VISIBLE_PIXELS, (f"{app}: another program's calls changed {n} pixels at {box} "
+                                         f"({res.get('shots', {}).get('2-after-foreign')})")
+    text = field_text(res)
+    assert text.startswith(res["typed"]) and text.endswith(res["after"]) and "\t" not in text, \
+        f"{app}: typed keys lost, or a tab arrived: field {text!r}"
+    assert inserted(res), f"{app}: after the calls Tab inserted nothing: field {text!r}"
+
+
+def check_lock_keeps_the_name(results: dict) -> None:
+    """GNOME locked the screen; GNOME Shell (the extension) held the plug-in's name before and during the lock,
+    and another program asking for it got none."""
+    res = results.get("scenarios", {}).get("lock") or {}
+    assert "error" not in res, f"the lock scenario broke: {res.get('error')}"
+    assert res.get("locked") is True, f"GNOME did not lock the screen: {res}"
+    assert res.get("owner_before") and res.get("owner_locked"), \
+        f"GNOME Shell did not hold the extension's name before and during the lock: {res}"
+    assert res.get("squatter_got") in (2, 3), f"another program got the extension's name while locked: {res}"
+
+
 def _nothing_on_screen(res: dict, app: str, key: str, shown: str, esc: str, when: str) -> None:
     """From the screen: Esc, which hides any suggestion, changed (next to) nothing, over the same
     negative window as every other "nothing shown" check (the screenshot 1.5 s after the last key)."""

@@ -648,9 +648,11 @@ class App:
         self.password = scen.endswith("-pw")
         self.jump = scen.endswith("-jump")  #: the page moves the focus to its password input by itself
         self.sudo = scen.endswith("-sudo")  #: a shell in the terminal: sudo's password prompt
+        self.foreign = scen.endswith("-foreign")  #: another program calls the plug-in while the suggestion shows
         #: the Qt window maximized ("-max") or too narrow for the whole suggestion ("-small")
         self.window = next((w for w in ("max", "small") if scen.endswith(f"-{w}")), "")
         self.app = scen[:-3] if self.password else scen[:-5] if self.jump or self.sudo else \
+            scen[:-8] if self.foreign else \
             scen[: -len(self.window) - 1] if self.window else scen
         self.readback = APPS[self.app]
         self.work = tempfile.mkdtemp(prefix=f"{scen}-", dir=HOME)
@@ -1057,6 +1059,84 @@ def scenario_sudo(desk, app: App, res: dict) -> None:
     shot("4-end")
 
 
+#: The bus name, object and interface of ghosttype's GNOME Shell extension and KWin effect.
+GHOST = ("org.freedesktop.IBus.GhostType.Shell", "/org/freedesktop/IBus/GhostType/Shell",
+         "org.freedesktop.IBus.GhostType.Shell")
+#: What another program of the user calls on the plug-in while a suggestion shows (it must be refused).
+FOREIGN_CALLS = (("Hide", None), ("Show", ("(s)", ("PLANTED BY ANOTHER PROGRAM",))),
+                 ("Offset", ("(biii)", (True, 0, 0, 300))), ("Register", None), ("Watch", None))
+
+
+def foreign(bus, method: str, args) -> str:
+    """Call the plug-in as another program of the user would: "ok", or the error's name."""
+    try:
+        bus.call_sync(GHOST[0], GHOST[1], GHOST[2], method, GLib.Variant(*args) if args else None, None,
+                      Gio.DBusCallFlags.NONE, 5000, None)
+        return "ok"
+    except GLib.Error as e:
+        return Gio.DBusError.get_remote_error(e) or e.message
+
+
+def scenario_foreign(desk, app: App, res: dict) -> None:
+    """Another program of the user calls the plug-in while the suggestion shows (Hide, Show with its own text,
+    Offset, Register, KWin's Watch): each is refused, the screen does not change, and Tab still inserts the
+    suggestion."""
+    shot = shooter(desk, app, res)
+    shot("0-app")
+    _mark, res["ghost"] = type_last(desk, PHRASE)
+    time.sleep(0.5)
+    before = shot("1-shown")
+    bus = Gio.DBusConnection.new_for_address_sync(  # a connection of its own: not the session script's
+        Gio.dbus_address_get_for_bus_sync(Gio.BusType.SESSION, None),
+        Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+    res["foreign"] = {m: foreign(bus, m, a) for m, a in FOREIGN_CALLS}
+    bus.close_sync(None)
+    time.sleep(0.8)
+    res["diff_foreign"] = diff_pixels(before, shot("2-after-foreign"), desk.MASK)
+    desk.key("Tab")
+    time.sleep(0.7)
+    desk.type("!")
+    time.sleep(0.8)
+    res["typed"], res["after"] = PHRASE, "!"
+    if app.readback == "file":
+        desk.key("ctrl+s")
+        time.sleep(2.0)
+    res["text"] = app.text()
+    shot("3-end")
+
+
+def scenario_lock(desk, res: dict) -> None:
+    """GNOME locks the screen (org.gnome.ScreenSaver.Lock, as the lock key does); while it is locked another
+    program of the user asks for the plug-in's bus name. The extension stays enabled across the lock (its
+    session modes), so GNOME Shell keeps the name and the squatter gets none. The session's last scenario (the
+    tier does not unlock)."""
+    bus = desk.bus
+
+    def owner(name: str) -> str:
+        try:
+            return bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                 "GetNameOwner", GLib.Variant("(s)", (name,)), None, Gio.DBusCallFlags.NONE, 5000,
+                                 None).unpack()[0]
+        except GLib.Error:
+            return ""
+
+    saver = ("org.gnome.ScreenSaver", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver")
+    res["owner_before"] = owner(GHOST[0]) == owner("org.gnome.Shell") != ""
+    bus.call_sync(*saver, "Lock", None, None, Gio.DBusCallFlags.NONE, 10000, None)
+    time.sleep(3.0)
+    res["locked"] = bus.call_sync(*saver, "GetActive", None, None, Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+    squatter = Gio.DBusConnection.new_for_address_sync(
+        Gio.dbus_address_get_for_bus_sync(Gio.BusType.SESSION, None),
+        Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+    # RequestName's answer: 1 primary owner, 2 queued, 3 exists; DO_NOT_QUEUE
+    res["squatter_got"] = squatter.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                             "RequestName", GLib.Variant("(su)", (GHOST[0], 4)), None,
+                                             Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+    res["owner_locked"] = owner(GHOST[0]) == owner("org.gnome.Shell") != ""
+    squatter.close_sync(None)
+    desk.shot(f"{desk.out}/lock-1-locked.png")
+
+
 def esc_diff(desk, shown: str, after: str, shots: dict, step: str) -> tuple[int, list]:
     """Esc, then how much of the screen it changed against ``shown``: a suggestion on screen (inline or
     a popup) would be hidden by it; a field showing nothing, or a button, does not change."""
@@ -1159,6 +1239,15 @@ def main() -> int:
         t = time.monotonic()
         res: dict = {"app": scen}
         results["scenarios"][scen] = res
+        if scen == "lock":  # no application: GNOME's lock screen (the session's last scenario)
+            try:
+                scenario_lock(desk, res)
+            except Exception:
+                res["error"] = traceback.format_exc()[-1500:]
+            res["seconds"] = round(time.monotonic() - t, 1)
+            note(f"lock: {res}")
+            save()
+            continue
         app = App(desk, scen, out)
         try:
             app.launch()
@@ -1170,6 +1259,8 @@ def main() -> int:
                 scenario_jump(desk, app, res)
             elif app.sudo:
                 scenario_sudo(desk, app, res)
+            elif app.foreign:
+                scenario_foreign(desk, app, res)
             elif LAYOUT:
                 scenario_layout(desk, app, res)
             elif USER:

@@ -375,6 +375,27 @@ def check_user_session(results: dict, app: str) -> str:
                 f"showed before: {read}")
 
 
+#: How far from the typed text the user sessions' suggestion may stand: inline text starts a pixel or two after
+#: the last typed character, IBus's popup right below its line.
+USER_NEAR = 8
+
+
+def check_user_sees_and_dismisses(results: dict, app: str) -> None:
+    """The default config at typing speed, more typed after Tab: the suggestion showed (Esc changed the screen)
+    within USER_NEAR px of the typed text, and nothing showed again in the 1.5 s after Esc."""
+    res = _scenario(results, app)
+    region, typed = res.get("more_suggestion"), res.get("more_typed") or []
+    shots = res.get("shots", {})
+    assert region and region[0] >= MIN_VISIBLE_PIXELS, \
+        f"{app}: Esc changed nothing after the user's pause: no suggestion showed ({shots.get('5-more-shown')})"
+    assert typed, f"{app}: the typed text changed nothing on screen ({shots.get('4-before-more')})"
+    gap = min(box_gap(region[1], box) for _, box in typed)
+    assert gap <= USER_NEAR, (f"{app}: the suggestion {region[1]} stood {gap} px from the typed text "
+                              f"{[b for _, b in typed]} ({shots.get('5-more-shown')})")
+    n, box = res.get("diff_more_later") or (-1, [])
+    assert 0 <= n < MIN_VISIBLE_PIXELS, f"{app}: after Esc something showed again ({n} pixels at {box})"
+
+
 #: Pixels a suggestion of a word or more changes when it goes (a caret appearing in the clicked field: ~40).
 WORD_PIXELS = 150
 

@@ -28,6 +28,7 @@ CHECKS = {
     "test_without_the_extension_or_the_effect_ibus_popup_shows_it": "popup",
     "test_default_config_at_typing_speed_tab_inserts_what_the_screen_showed": "user",
     "test_a_click_into_another_field_takes_the_suggestion_away": "click",
+    "test_default_config_the_suggestion_stands_at_the_typed_text_and_esc_takes_it_away": "user-esc",
     "test_uninstall_leaves_the_system_as_install_found_it": "uninstall",
     "test_a_password_typed_at_sudos_prompt_in_a_terminal_shows_nothing": "sudo",
     "test_another_programs_calls_to_the_plugin_are_refused": "foreign",

@@ -174,6 +174,11 @@ def test_default_config_at_typing_speed_tab_inserts_what_the_screen_showed(deskt
     checks.check_user_session(desktops(desktop, SCENARIOS[desktop]), app)
 
 
+@pytest.mark.parametrize("desktop, app", [c for c in USER_CASES if c != ("kde-user", "firefox")])
+def test_default_config_the_suggestion_stands_at_the_typed_text_and_esc_takes_it_away(desktops, desktop, app):
+    checks.check_user_sees_and_dismisses(desktops(desktop, SCENARIOS[desktop]), app)
+
+
 #: A click into another field: Firefox, where the page says which field has the focus; on KWin (its fake
 #: input places the pointer; GNOME's RemoteDesktop gave the tier no working pointer, see inside/session.py).
 CLICK_CASES = [("kde-user", "firefox")]

@@ -953,6 +953,26 @@ def scenario_user(desk, app: App, res: dict) -> None:
     shot("3-end")
     if app.readback == "page" and desk.CLICKS:
         click_away(desk, app, res, shot)
+    else:
+        see_and_dismiss(desk, app, res, shot)
+
+
+def see_and_dismiss(desk, app: App, res: dict, shot: Callable[[str], str]) -> None:
+    """More of the phrase typed at the user's pace, the pause to read the suggestion, then Esc, as a user who
+    does not want it: where the screen changed at Esc (the suggestion) against where the typed text went, and
+    whether anything showed again after Esc."""
+    before = shot("4-before-more")
+    res["typed_more"] = " Vim is a highly configurable text ed"  # words the model completes: a suggestion shows
+    desk.type(res["typed_more"])
+    time.sleep(USER_READS_S)
+    shown = shot("5-more-shown")
+    desk.key("Escape")
+    time.sleep(0.8)
+    esc = shot("6-more-esc")
+    time.sleep(1.5)
+    res["more_suggestion"] = (diff_regions(shown, esc, desk.MASK, desk.CELL) or [None])[0]
+    res["more_typed"] = diff_regions(before, esc, desk.MASK, desk.CELL)[:8]
+    res["diff_more_later"] = diff_pixels(esc, shot("7-more-later"), desk.MASK)
 
 
 #: Where the user clicks while a suggestion shows: inside the page's second textarea (#u), below the

@@ -57,14 +57,22 @@ Rules worth knowing:
   which sees only the caret's line); a field whose text is all mask characters is a
   password field whatever it declares (Firefox on Wayland declares nothing).
   **No key of a field reaches the controller before the engine knows the
-  field is not masked**: until a client that reports its text has reported
-  some that is not all mask characters, the field is unidentified
-  (``is_password`` None) and its keys are held here, in memory; they are
-  replayed into the controller once the text shows the field is plain, and
-  dropped when it shows mask characters (Firefox on KWin reports each key's
-  text a key late or more: without this its first keys reached the model).
-  A client that cannot report text leaves the field unidentified, and the
-  ``unknown_fields`` setting decides; the denylist applies to the application named
+  field is not masked**, however many keys that takes: while nothing tells
+  (no password or terminal purpose, no text that is not all mask
+  characters) and the client can still report the field's text, the field
+  is unidentified (``is_password`` None) and its keys are held here, in
+  memory (the newest :data:`HELD_KEYS`); they are replayed into the
+  controller once the text shows the field is plain, and dropped when it
+  shows mask characters or a password purpose (Firefox on KWin reports each
+  key's text a key late or more, and a field's first report may come many
+  keys late).  Whether the client can still report is what IBus says of it
+  (:meth:`Engine.can_report`): until ibus-daemon has told the client's
+  capabilities it may; after that exactly while they hold
+  ``IBUS_CAP_SURROUNDING_TEXT``.  No count of keys ends the wait: a client
+  that offers its text and never sends any (konsole on KWin) gets nothing.
+  A client without the capability (XIM, a GTK widget with no text to give:
+  GTK's module drops the capability there) cannot tell: its keys go on,
+  held ones first, and the ``unknown_fields`` setting decides; the denylist applies to the application named
   in the IBus client name (``gtk3-im:gedit`` -> ``gedit``; GNOME Shell on
   Wayland names every client ``gnome-shell``, so there it cannot apply).
 
@@ -96,14 +104,10 @@ log = logging.getLogger(__name__)
 
 #: Colour of the suggestion drawn as preedit (0xRRGGBB), where the toolkit honours it.
 GHOST_COLOUR = 0x808080
-#: Keys of an unidentified field kept for the controller (the oldest go first;
-#: a report of the field's text replaces them soon in every client seen).
+#: Keys of an unidentified field kept for the controller: the newest ones
+#: (older ones are forgotten, never sent; the field's own text, once
+#: reported, gives the context before them).
 HELD_KEYS = 256
-#: Keys after which a field whose client has reported no text at all is taken
-#: to be one that never will (konsole on KWin offers surrounding text and
-#: sends none): its keys go on and ``unknown_fields`` decides.  Clients that
-#: report text do so a key or two late at most (Firefox on KWin).
-TEXT_WAIT_KEYS = 8
 
 
 class Engine:
@@ -114,6 +118,7 @@ class Engine:
         self.output = output
         self.client = ""
         self.capabilities = 0
+        self._caps_told = False  #: ibus-daemon has told the client's capabilities
         self.purpose = wire.PURPOSE_FREE_FORM
         self.hints = 0
         self._field = 0
@@ -125,7 +130,6 @@ class Engine:
         self._shown: tuple[str, str] = ("", "")  #: (text, "preedit" | "popup") currently displayed
         self._masked = False  #: the field's text is password mask characters
         self._text_seen = False  #: the field has reported text that is not all mask characters
-        self._reported = False  #: the field has reported its text at all (even "")
         #: keys of a field not known yet to be unmasked (see "Privacy" above)
         self._held: collections.deque[KeyEvent] = collections.deque(maxlen=HELD_KEYS)
         self.terminal = TerminalEcho(HELD_KEYS)  #: a terminal's keys wait until it shows them
@@ -165,12 +169,16 @@ class Engine:
             return False
         return None
 
+    def can_report(self) -> bool:
+        """Whether the client may still report the field's text: IBus has not
+        told its capabilities yet, or they offer surrounding text."""
+        return not self._caps_told or bool(self.capabilities & wire.CAP_SURROUNDING_TEXT)
+
     def unidentified(self) -> bool:
         """Whether this field's keys are held: nothing tells yet whether it
-        is masked, and its client can still tell by reporting its text."""
-        reports_text = not self.capabilities or self.capabilities & wire.CAP_SURROUNDING_TEXT
-        waiting = self._reported or self._keys_since_focus <= TEXT_WAIT_KEYS
-        return self.password_verdict() is None and bool(reports_text) and waiting
+        is masked, and its client can still tell by reporting its text (for
+        as many keys as that takes)."""
+        return self.password_verdict() is None and self.can_report()
 
     def focus_state(self, text_before_caret: Optional[str] = None) -> FocusState:
         return FocusState(app_id=self.app_id(), window_id=self._field, is_password=self.password_verdict(),
@@ -251,8 +259,8 @@ class Engine:
         if self.unidentified():
             self._held.append(event)
             return
-        if self._held:  # no text came: the client cannot tell (see TEXT_WAIT_KEYS)
-            self._release_held("no text from the field")
+        if self._held:  # left over from before the client said it cannot report text
+            self._release_held("the client reports no text")
         self._pass(event)
 
     def _pass(self, event: KeyEvent) -> None:
@@ -301,7 +309,7 @@ class Engine:
         self._keys_since_focus = 0
         self.echoes.reset()
         self._masked = False
-        self._text_seen = self._reported = False
+        self._text_seen = False
         self._held.clear()
         self.terminal.clear()
         self._surrounding = None
@@ -343,7 +351,7 @@ class Engine:
 
     def set_capabilities(self, caps: int) -> None:
         verdict = self.password_verdict()
-        self.capabilities = caps
+        self.capabilities, self._caps_told = caps, True
         self._privacy_changed(verdict)  # a client that stops reporting text leaves the field unidentified
 
     def set_content_type(self, purpose: int, hints: int) -> None:
@@ -363,7 +371,6 @@ class Engine:
             text, cursor, anchor = caret_line(text, cursor, anchor)
             released = self.terminal.report(text[: min(cursor, anchor)])
         masked = bool(text) and set(text) <= MASK_CHARS
-        self._reported = True
         if text:  # an empty field tells nothing
             self._masked = masked
             self._text_seen = self._text_seen or not masked

@@ -27,9 +27,12 @@ pytestmark = [pytest.mark.desktop, pytest.mark.timeout(7200)]
 NORMAL = {
     "gnome": ["gnome-text-editor", "mousepad", "qt", "firefox", "chromium", "kgx"],
     "gnome-popup": ["gnome-text-editor", "mousepad", "qt", "firefox", "chromium", "kgx"],
-    "kde": ["kwrite", "qt", "gnome-text-editor", "mousepad", "konsole", "firefox", "chromium"],
-    "kde-popup": ["kwrite", "qt", "gnome-text-editor", "konsole", "firefox"],
+    "kde": ["kwrite", "qt", "gnome-text-editor", "mousepad", "firefox", "chromium"],
+    "kde-popup": ["kwrite", "qt", "gnome-text-editor", "firefox"],
 }
+# (konsole on Plasma offers its text to IBus and never sends any, and declares no terminal purpose: it cannot
+# be told from a password field whose text comes late, so the engine suggests nothing there; kde-user types a
+# password at sudo's prompt in it)
 #: Password fields: GTK4 PasswordEntry, GTK3 invisible entry, Qt EchoMode Password, <input type=password>.
 PASSWORD = {
     "gnome": ["gtk4-pw", "gtk3-pw", "qt-pw", "firefox-pw", "chromium-pw"],

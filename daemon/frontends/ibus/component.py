@@ -45,7 +45,7 @@ from xml.sax.saxutils import escape
 from daemon.checks import CheckResult
 from daemon.frontends.ibus import kwin_effect, shell_extension
 from daemon.frontends.ibus.bus import ibus_address
-from daemon.frontends.ibus.safepath import first_unsafe
+from daemon.frontends.ibus.safepath import first_unsafe, installation_files
 from daemon.frontends.ibus.service import ENGINE_NAME, component
 
 SYSTEM_COMPONENT_DIR = pathlib.Path("/usr/share/ibus/component")
@@ -66,24 +66,9 @@ def engine_command() -> str:
     return f"{shlex.quote(sys.executable)} -m daemon ibus run --ibus"
 
 
-def engine_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
-    """What :func:`engine_command` runs: the interpreter, the script, the
-    module path's directories (each with the directories above it), and
-    the package and this environment's own module directories (every file)."""
-    import daemon
-
-    exe = pathlib.Path(sys.executable)
-    script = exe.parent / "ghosttype"
-    package = pathlib.Path(daemon.__file__).parent
-    prefix = pathlib.Path(sys.prefix)
-    entries = [pathlib.Path(p or os.getcwd()) for p in sys.path if os.path.isdir(p or os.getcwd())]
-    trees = [package] + [p for p in entries if prefix in p.parents]
-    return [exe, *([script] if script.exists() else []), *entries], trees
-
-
 def system_install_problem() -> Optional[str]:
     """Why every user's ibus-daemon must not run this installation (None: it may)."""
-    files, trees = engine_files()
+    files, trees = installation_files()
     return first_unsafe(files, trees)
 
 

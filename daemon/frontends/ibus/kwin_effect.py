@@ -36,7 +36,7 @@ import tempfile
 from typing import Mapping, Optional
 
 from daemon.checks import CheckResult, program_version
-from daemon.frontends.ibus.safepath import first_unsafe
+from daemon.frontends.ibus.safepath import first_unsafe, installation_files
 
 PLUGIN_ID = "ghosttype"
 SOURCE_DIR = pathlib.Path(__file__).resolve().parent / "kwin"
@@ -149,9 +149,7 @@ def system_install_problem() -> Optional[str]:
     """Why this installation must not build the effect for every user's KWin
     (None: it may): the interpreter, the module path and the package, the
     effect's sources included, must be root's alone."""
-    from daemon.frontends.ibus.component import engine_files  # (component imports this module)
-
-    files, trees = engine_files()
+    files, trees = installation_files()
     return first_unsafe(files, [*trees, SOURCE_DIR])
 
 

@@ -18,6 +18,7 @@ import os
 import pathlib
 import pwd
 import stat
+import sys
 from typing import Iterable, Optional
 
 #: Symbolic links followed before a path counts as a loop (as the kernel's limit).
@@ -97,3 +98,18 @@ def first_unsafe(paths: Iterable[os.PathLike | str], trees: Iterable[os.PathLike
     except UnsafePath as e:
         return str(e)
     return None
+
+
+def installation_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
+    """What this installation runs (``ghosttype``, the IBus engine's command): the interpreter, the script, the
+    module path's directories (each with the directories above it), and
+    the package and this environment's own module directories (every file)."""
+    import daemon
+
+    exe = pathlib.Path(sys.executable)
+    script = exe.parent / "ghosttype"
+    package = pathlib.Path(daemon.__file__).parent
+    prefix = pathlib.Path(sys.prefix)
+    entries = [pathlib.Path(p or os.getcwd()) for p in sys.path if os.path.isdir(p or os.getcwd())]
+    trees = [package] + [p for p in entries if prefix in p.parents]
+    return [exe, *([script] if script.exists() else []), *entries], trees

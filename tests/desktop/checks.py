@@ -330,17 +330,6 @@ def check_foreign_calls_refused(results: dict, app: str, desktop: str) -> None:
     assert inserted(res), f"{app}: after the calls Tab inserted nothing: field {text!r}"
 
 
-def check_lock_keeps_the_name(results: dict) -> None:
-    """GNOME locked the screen; GNOME Shell (the extension) held the plug-in's name before and during the lock,
-    and another program asking for it got none."""
-    res = results.get("scenarios", {}).get("lock") or {}
-    assert "error" not in res, f"the lock scenario broke: {res.get('error')}"
-    assert res.get("locked") is True, f"GNOME did not lock the screen: {res}"
-    assert res.get("owner_before") and res.get("owner_locked"), \
-        f"GNOME Shell did not hold the extension's name before and during the lock: {res}"
-    assert res.get("squatter_got") in (2, 3), f"another program got the extension's name while locked: {res}"
-
-
 def _nothing_on_screen(res: dict, app: str, key: str, shown: str, esc: str, when: str) -> None:
     """From the screen: Esc, which hides any suggestion, changed (next to) nothing, over the same
     negative window as every other "nothing shown" check (the screenshot 1.5 s after the last key)."""

@@ -55,9 +55,7 @@ WINDOWS = {"gnome-windows": ["qt-max", "qt-small"]}
 #: Another program of the user calls the plug-in while the suggestion shows (refused, nothing changes).
 FOREIGN = {"gnome": ["gnome-text-editor-foreign"], "kde": ["kwrite-foreign"]}
 FOREIGN_CASES = [(d, a) for d in FOREIGN for a in FOREIGN[d]]
-#: GNOME's lock screen, while another program asks for the plug-in's name (the session's last scenario).
-LOCK = {"gnome": ["lock"]}
-SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) + FOREIGN.get(d, []) + LOCK.get(d, [])
+SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) + FOREIGN.get(d, [])
              for d in NORMAL} | PREEDIT | LAYOUT | DARK | SCREENS | WINDOWS
 SCREEN_CASES = [(d, a) for d in SCREENS for a in SCREENS[d]]
 LAYOUT_CASES = [(d, a) for d in LAYOUT for a in LAYOUT[d]]
@@ -210,7 +208,3 @@ def test_a_password_typed_at_sudos_prompt_in_a_terminal_shows_nothing(desktops, 
 @pytest.mark.parametrize("desktop, app", FOREIGN_CASES)
 def test_another_programs_calls_to_the_plugin_are_refused(desktops, desktop, app):
     checks.check_foreign_calls_refused(desktops(desktop, SCENARIOS[desktop]), app, desktop)
-
-
-def test_the_lock_screen_keeps_the_extensions_name_from_other_programs(desktops):
-    checks.check_lock_keeps_the_name(desktops("gnome", SCENARIOS["gnome"]))

@@ -1125,38 +1125,6 @@ def scenario_foreign(desk, app: App, res: dict) -> None:
     shot("3-end")
 
 
-def scenario_lock(desk, res: dict) -> None:
-    """GNOME locks the screen (org.gnome.ScreenSaver.Lock, as the lock key does); while it is locked another
-    program of the user asks for the plug-in's bus name. The extension stays enabled across the lock (its
-    session modes), so GNOME Shell keeps the name and the squatter gets none. The session's last scenario (the
-    tier does not unlock)."""
-    bus = desk.bus
-
-    def owner(name: str) -> str:
-        try:
-            return bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                 "GetNameOwner", GLib.Variant("(s)", (name,)), None, Gio.DBusCallFlags.NONE, 5000,
-                                 None).unpack()[0]
-        except GLib.Error:
-            return ""
-
-    saver = ("org.gnome.ScreenSaver", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver")
-    res["owner_before"] = owner(GHOST[0]) == owner("org.gnome.Shell") != ""
-    bus.call_sync(*saver, "Lock", None, None, Gio.DBusCallFlags.NONE, 10000, None)
-    time.sleep(3.0)
-    res["locked"] = bus.call_sync(*saver, "GetActive", None, None, Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
-    squatter = Gio.DBusConnection.new_for_address_sync(
-        Gio.dbus_address_get_for_bus_sync(Gio.BusType.SESSION, None),
-        Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
-    # RequestName's answer: 1 primary owner, 2 queued, 3 exists; DO_NOT_QUEUE
-    res["squatter_got"] = squatter.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                             "RequestName", GLib.Variant("(su)", (GHOST[0], 4)), None,
-                                             Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
-    res["owner_locked"] = owner(GHOST[0]) == owner("org.gnome.Shell") != ""
-    squatter.close_sync(None)
-    desk.shot(f"{desk.out}/lock-1-locked.png")
-
-
 def esc_diff(desk, shown: str, after: str, shots: dict, step: str) -> tuple[int, list]:
     """Esc, then how much of the screen it changed against ``shown``: a suggestion on screen (inline or
     a popup) would be hidden by it; a field showing nothing, or a button, does not change."""
@@ -1259,15 +1227,6 @@ def main() -> int:
         t = time.monotonic()
         res: dict = {"app": scen}
         results["scenarios"][scen] = res
-        if scen == "lock":  # no application: GNOME's lock screen (the session's last scenario)
-            try:
-                scenario_lock(desk, res)
-            except Exception:
-                res["error"] = traceback.format_exc()[-1500:]
-            res["seconds"] = round(time.monotonic() - t, 1)
-            note(f"lock: {res}")
-            save()
-            continue
         app = App(desk, scen, out)
         try:
             app.launch()

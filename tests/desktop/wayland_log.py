@@ -6,31 +6,30 @@ application reported a caret at all (``zwp_text_input_v3.set_cursor_rectangle``)
 after its last key, and whether it committed the surface KWin applies the rectangle with. Nothing here reads
 ghosttype's log or its plug-ins' answers.
 
-A line is ``[ms.us] {queue} -> interface@id.request(args)`` for a request the client sent, without the arrow
-for an event it received (libwayland 1.23 and later write ``interface#id``; the queue only where it has a
-name). The time is the wall clock in milliseconds, cut to 32 bits: :func:`wall_ms` gives the same for now.
+A line is ``[stamp] {queue} -> interface#id.request(args)`` for a request the client sent, without the arrow
+for an event it received (libwayland before 1.23 writes ``interface@id``; the queue only where it has a
+name). The stamp is the wall clock: ``HH:MM:SS.microseconds`` of the day (libwayland 1.24, sid), or
+milliseconds cut to 32 bits (``ms.us``, older libwayland). :func:`AppLog` cuts the log at a moment given as
+epoch milliseconds (``int(time.time() * 1000)`` when Tab was pressed), in UTC as the tier's sessions run.
 """
 
 from __future__ import annotations
 
 import pathlib
 import re
-import time
 from dataclasses import dataclass
 
-_LINE = re.compile(r"^\[\s*(\d+)\.(\d+)\]\s*(?:\{[^}]*\}\s*)?(discarded\s+)?(->\s*)?([A-Za-z_0-9]+)[@#](\d+)\.(\w+)\((.*)\)\s*$")
+_LINE = re.compile(r"^\[(?:(\d+):(\d+):(\d+)\.(\d+)|\s*(\d+)\.(\d+))\]\s*(?:\{[^}]*\}\s*)?(discarded\s+)?(->\s*)?"
+                   r"([A-Za-z_0-9]+)[@#](\d+)\.(\w+)\((.*)\)\s*$")
 _OBJ = re.compile(r"([A-Za-z_0-9]+)[@#](\d+)")
-WRAP = 1 << 32
-
-
-def wall_ms() -> int:
-    """Now, as libwayland stamps its debug lines (wall-clock milliseconds, 32 bits)."""
-    return int(time.time() * 1000) % WRAP
+WRAP = 1 << 32  #: older libwayland: milliseconds cut to 32 bits
+DAY = 86_400_000  #: libwayland 1.24: milliseconds of the day
 
 
 @dataclass(frozen=True)
 class Message:
-    t: int  #: libwayland's stamp (ms, 32 bits)
+    t: int  #: libwayland's stamp in ms (of the day, or cut to 32 bits: ``period``)
+    period: int  #: DAY or WRAP: what the stamp counts modulo
     sent: bool  #: a request the application sent (else an event it received)
     iface: str
     oid: int
@@ -42,22 +41,29 @@ def parse(text: str) -> list[Message]:
     out = []
     for line in text.splitlines():
         m = _LINE.match(line.strip())
-        if m and not m.group(3):
-            out.append(Message(int(m.group(1)), bool(m.group(4)), m.group(5), int(m.group(6)), m.group(7), m.group(8)))
+        if not m or m.group(7):  # not a protocol line, or a discarded one
+            continue
+        if m.group(1) is not None:
+            h, mi, sec, frac = m.group(1, 2, 3, 4)
+            t, period = ((int(h) * 60 + int(mi)) * 60 + int(sec)) * 1000 + int(frac.ljust(6, "0")[:6]) // 1000, DAY
+        else:
+            t, period = int(m.group(5)), WRAP
+        out.append(Message(t, period, bool(m.group(8)), m.group(9), int(m.group(10)), m.group(11), m.group(12)))
     return out
 
 
-def before(t: int, limit: int) -> bool:
-    """Stamp ``t`` comes before ``limit`` (both 32-bit milliseconds; the two lie within a day of each other)."""
-    return (limit - t) % WRAP < WRAP // 2 and t != limit
+def before(t: int, limit: int, period: int = WRAP) -> bool:
+    """Stamp ``t`` comes before ``limit`` (both counted modulo ``period``; the two lie close together)."""
+    return (limit - t) % period < period // 2 and t != limit
 
 
 class AppLog:
     """One application's protocol log, up to a moment (e.g. the Tab key's ``wall_ms()``)."""
 
     def __init__(self, text: str, until: int | None = None) -> None:
+        """``until``: epoch milliseconds (UTC); only what the application said before then counts."""
         msgs = parse(text)
-        self.messages = [m for m in msgs if until is None or before(m.t, until)]
+        self.messages = [m for m in msgs if until is None or before(m.t, until % m.period, m.period)]
 
     @classmethod
     def read(cls, path: pathlib.Path | None, until: int | None = None) -> "AppLog | None":

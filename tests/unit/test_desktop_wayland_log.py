@@ -1,7 +1,8 @@
 """The desktop tier's reading of an application's own Wayland log (tests/desktop/wayland_log.py), on logs in
-libwayland's two line formats (``interface@id`` before 1.23, ``interface#id`` with a queue name after)."""
+libwayland's line formats: ``interface@id`` and 32-bit milliseconds (before 1.23), ``interface#id`` with a
+queue name and the time of day (1.24, as Debian sid's applications write it)."""
 
-from tests.desktop.wayland_log import AppLog, before, parse
+from tests.desktop.wayland_log import DAY, AppLog, before, parse
 
 OLD = """\
 [1000123.456]  -> wl_display@1.get_registry(new id wl_registry@2)
@@ -14,15 +15,17 @@ OLD = """\
 [1000150.000] wl_keyboard@9.key(56, 130, 30, 0)
 """
 NEW = """\
-[1000123.456] {Default Queue}  -> wl_display#1.get_registry(new id wl_registry#2)
-[1000123.500] {Default Queue} wl_registry#2.global(1, "wl_compositor", 6)
-[1000130.000] {Default Queue} zwp_text_input_v3#33.enter(wl_surface#20)
-[1000141.000] {Default Queue}  -> zwp_text_input_v3#33.set_cursor_rectangle(100, 20, 1, 17)
-[1000141.100] {Default Queue}  -> zwp_text_input_v3#33.commit()
-[1000145.000] {Default Queue}  -> wl_surface#31.commit()
-[1000150.000] {Default Queue} wl_keyboard#9.key(57, 140, 31, 1)
-[1000160.000] {Default Queue} discarded zwp_text_input_v3#33.done(4)
+[06:00:04.748604] {Default Queue}  -> wl_display#1.get_registry(new id wl_registry#2)
+[06:00:04.750000] {Default Queue} wl_registry#2.global(1, "wl_compositor", 6)
+[06:00:05.821606] {Default Queue} zwp_text_input_v3#33.enter(wl_surface#20)
+[06:00:08.184836] {Default Queue}  -> zwp_text_input_v3#33.set_cursor_rectangle(100, 20, 1, 17)
+[06:00:08.184900] {Default Queue}  -> zwp_text_input_v3#33.commit()
+[06:00:08.190000] {Default Queue}  -> wl_surface#31.commit()
+[06:00:09.178560] {Default Queue} wl_keyboard#9.key(307, 4088216, 42, 1)
+[06:00:09.300000] {Default Queue} discarded zwp_text_input_v3#33.done(4)
 """
+#: 06:00:09.000 UTC on some day, in epoch milliseconds
+BEFORE_THE_KEY = 20_000 * DAY + (6 * 3600 + 9) * 1000
 
 
 def test_both_formats_parse_alike():
@@ -63,6 +66,9 @@ def test_no_log_or_a_log_without_wayland_is_no_evidence():
 
 
 def test_the_log_is_cut_at_tab():
-    # cut before the key press at 1000150: the rectangle is the last thing, nothing to xfail on
-    assert AppLog(NEW, until=1000149).no_caret_after_last_key() is None
+    # cut before the key press at 06:00:09.178: the rectangle is the last thing, nothing to xfail on
+    assert AppLog(NEW, until=BEFORE_THE_KEY).no_caret_after_last_key() is None
+    assert AppLog(NEW, until=BEFORE_THE_KEY + 1000).no_caret_after_last_key() is not None
+    assert AppLog(OLD, until=1000149).no_caret_after_last_key() is None  # 32-bit milliseconds
     assert before(4294967290, 5) and not before(5, 4294967290)  # across the 32-bit wrap
+    assert before(DAY - 10, 5, DAY) and not before(5, DAY - 10, DAY)  # across midnight

@@ -63,9 +63,9 @@ T0 = time.monotonic()
 
 
 def wall_ms() -> int:
-    """Now as libwayland stamps WAYLAND_DEBUG lines (wall-clock ms, 32 bits): where an application's own
-    protocol log is cut when judged (tests/desktop/wayland_log.py)."""
-    return int(time.time() * 1000) % (1 << 32)
+    """Now, in epoch milliseconds: where an application's own protocol log (WAYLAND_DEBUG, stamped with the
+    wall clock) is cut when judged (tests/desktop/wayland_log.py)."""
+    return int(time.time() * 1000)
 
 
 def note(msg: str) -> None:

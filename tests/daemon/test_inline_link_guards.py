@@ -16,6 +16,8 @@ import pathlib
 import threading
 import time
 
+import pytest
+
 from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 from jeepney.io.blocking import open_dbus_connection as open_blocking
 
@@ -193,3 +195,50 @@ def test_a_monitor_of_the_same_user_reads_the_suggestion_on_the_session_bus(bus_
         monitor.close()
         shell.close()
         g.close()
+
+
+_KWIN_LIKE = """
+import ctypes, json, subprocess, sys
+from daemon.frontends.ibus import compositor
+code = ("import ctypes, sys, time\\n"
+        "libc = ctypes.CDLL(None)\\n"
+        "libc.prctl(15, b'kwin_wayland', 0, 0, 0)\\n"    # PR_SET_NAME
+        "libc.prctl(4, int(sys.argv[1]), 0, 0, 0)\\n"    # PR_SET_DUMPABLE
+        "print('ready', flush=True)\\n"
+        "time.sleep(30)\\n")
+hidden = subprocess.Popen([sys.executable, "-c", code, "0"], stdout=subprocess.PIPE, text=True)
+shown = subprocess.Popen([sys.executable, "-c", code, "1"], stdout=subprocess.PIPE, text=True)
+try:
+    assert hidden.stdout.readline().strip() == "ready" and shown.stdout.readline().strip() == "ready"
+    print(json.dumps({d: [compositor.program(hidden.pid, desktop=d), compositor.program(shown.pid, desktop=d)]
+                      for d in ("KDE", "GNOME", "")}))
+finally:
+    for p in (hidden, shown):
+        p.kill()
+        p.wait()
+"""
+
+
+def test_kwin_which_hides_its_executable_counts_only_in_a_plasma_session():
+    """KWin makes itself not dumpable, so its /proc/PID/exe cannot be read: a process of this user that does
+    the same and is named kwin_wayland counts as KWin where XDG_CURRENT_DESKTOP says KDE, nowhere else; one
+    named so that shows its executable is judged by that executable (this interpreter). Run as an
+    unprivileged user (root reads every process's executable)."""
+    import json
+    import pathlib
+    import shutil
+    import subprocess
+    import sys
+    repo = str(pathlib.Path(__file__).resolve().parents[2])
+    cmd = [sys.executable, "-c", _KWIN_LIKE]
+    if os.geteuid() == 0:
+        if shutil.which("runuser") is None:
+            pytest.skip("no runuser to drop root")
+        cmd = ["runuser", "-u", "nobody", "--", *cmd]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd="/",
+                         env={"PYTHONPATH": repo, "PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["KDE"][0] == "kwin_wayland", seen
+    assert seen["GNOME"][0] is None and seen[""][0] is None, seen
+    assert all(shown != "kwin_wayland" for _hidden, shown in seen.values()), seen

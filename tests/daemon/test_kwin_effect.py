@@ -61,6 +61,18 @@ def test_uninstall_removes_the_plugin_and_the_plugin_path(home, monkeypatch, cap
     assert kwin_effect.uninstall(system=False, env=home) == 0
     assert not f.exists() and not kwin_effect.env_script(home).exists()
     assert kwin_effect.installed(home) == []
+    # the folders install made for it go too (the tier found kwin/effects/plugins left behind)
+    root = kwin_effect.user_plugin_root(home)
+    assert not (root / "kwin").exists() and root.exists()
+
+
+def test_uninstall_leaves_a_plugin_folder_that_holds_something_else(home, monkeypatch):
+    monkeypatch.setattr(kwin_effect, "unload_now", lambda: None)
+    f = plant(home)
+    other = f.parent / "another-effect.so"
+    other.write_bytes(b"\x7fELF")
+    assert kwin_effect.uninstall(system=False, env=home) == 0
+    assert not f.exists() and other.exists()
 
 
 def test_doctor_says_when_the_effect_was_built_for_another_kwin(home, monkeypatch):

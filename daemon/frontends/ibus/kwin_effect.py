@@ -224,10 +224,23 @@ def uninstall(system: bool, env: Optional[Mapping[str, str]] = None) -> int:
     removed = [f for f in files if f.exists()]
     for f in removed:
         f.unlink()
+        _remove_empty_parents(f.parent, len(PLUGIN_SUBDIR.parts))
     if removed:
         unload_now()
     print("removed: " + (", ".join(str(f) for f in removed) if removed else "nothing (not installed)"))
     return 0
+
+
+def _remove_empty_parents(folder: pathlib.Path, levels: int) -> None:
+    """Remove ``folder`` and up to ``levels`` - 1 folders above it while they are empty: install made
+    them (``kwin/effects/plugins`` under the Qt plugin folder, which KWin's own package leaves out), and one
+    that holds anything else stays."""
+    for _ in range(levels):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 # --------------------------------------------------------------------------- KWin on the session bus

@@ -498,6 +498,8 @@ class Kde:
             raise SetupError("Xvfb did not start: " + tail(f"{self.out}/xvfb.log"))
         # KWin's children (IBus, the apps) get this display; ibus finds its daemon's socket by it
         ENV["WAYLAND_DISPLAY"] = "wayland-kde"
+        # a Plasma session says so (startplasma sets it), and KWin's children (IBus, the engine) see it
+        ENV["XDG_CURRENT_DESKTOP"] = "KDE"
         env = dict(ENV, KWIN_WAYLAND_NO_PERMISSION_CHECKS="1")
         self.kwin = spawn(["kwin_wayland", "--x11-display", ":77", "--no-lockscreen", "--socket", "wayland-kde",
                            "--width", "1024", "--height", "600"], f"{self.out}/kwin.log", env=env)

@@ -37,8 +37,10 @@ def test_the_screens_text_must_be_the_inserted_text_but_for_listed_confusions():
     assert same_text("tor that allows users to", x)
     assert same_text("ltor that allows users to", x)  # the caret before it
     assert same_text("tor that aIIows users to", x) and same_text("0K l0", "OK 10")
+    assert same_text("kor that allows users to", x)  # the first character, which the caret touches
     assert not same_text("ditor that allows users to", x)  # not advanced as the user typed along
     assert not same_text("lditor that allows users to", x)
     assert not same_text("tor that allows users", x)  # cut short
     assert not same_text("tor that allows users to do", x)
     assert not same_text("ot sresu swolla taht rot", x)
+    assert not same_text("tbr that allows users to", x)  # a misread past the first character

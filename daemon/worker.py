@@ -47,6 +47,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from daemon import timeslice
 from daemon.cpc.lm import Cancelled
 from daemon.cpc.suggestion import BeamParams, Completer, Suggestion
 
@@ -218,6 +219,9 @@ class SuggestionWorker:
     # ------------------------------------------------------------------ the thread
 
     def _run(self) -> None:
+        # Before the model starts its threads from this one: they inherit it,
+        # and whatever handles a key takes a core from them at once.
+        timeslice.request(timeslice.MODEL)
         if self._decoder is None:
             self._load()
         while True:

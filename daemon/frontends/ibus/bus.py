@@ -45,6 +45,7 @@ from typing import Any, Callable, Mapping, Optional
 from jeepney import DBusAddress, Message, MessageType, message_bus, new_error, new_method_call, new_method_return, new_signal
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
 
+from daemon import timeslice
 from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.engine import Engine, new_engine
 from daemon.frontends.ibus.frontend import IBusFrontend
@@ -242,6 +243,7 @@ class IBusService:
 
     def run(self) -> None:
         """Serve until ibus-daemon goes away or :meth:`stop` is called."""
+        timeslice.request(timeslice.KEYS)  # this thread answers the keys: it goes first (daemon/timeslice.py)
         while self._early:
             self._dispatch(self._early.popleft())
         while not self._stopped.is_set():

@@ -61,3 +61,18 @@ def test_install_and_uninstall_put_the_extension_in_the_users_folder_and_setting
     assert shell_extension.remove_files(False, env) == [dest] and not dest.exists()
     forget_for_user(env)
     assert UUID not in lists(env)[0]
+
+
+def test_a_system_uninstall_removes_the_extensions_folder_it_made_and_keeps_one_in_use(tmp_path, monkeypatch):
+    """The desktop tier found /usr/share/gnome-shell/extensions left behind: GNOME Shell's package leaves it out,
+    install made it, and uninstall must take it back; a folder that holds other extensions stays."""
+    system = tmp_path / "usr" / "share" / "gnome-shell" / "extensions"
+    monkeypatch.setattr(shell_extension, "SYSTEM_EXTENSIONS", system)
+    dest = shell_extension.install_files(True)
+    assert dest.parent == system and dest.is_dir()
+    assert shell_extension.remove_files(True) == [dest]
+    assert not system.exists() and system.parent.exists()
+    shell_extension.install_files(True)
+    (system / "another@example.org").mkdir()
+    shell_extension.remove_files(True)
+    assert (system / "another@example.org").is_dir()

@@ -19,6 +19,7 @@ Neither overrides a user who switched it off.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import pathlib
 import shutil
@@ -67,6 +68,9 @@ def remove_files(system: bool, env: Optional[Mapping[str, str]] = None) -> list[
     if not dest.is_dir():
         return []
     shutil.rmtree(dest)
+    if system:  # the system's extension folder, where install made it (GNOME Shell's package leaves it out)
+        with contextlib.suppress(OSError):
+            dest.parent.rmdir()  # only when empty: other extensions keep it
     return [dest]
 
 

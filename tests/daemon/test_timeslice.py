@@ -5,9 +5,6 @@ it has no custom slices (Linux before 6.12)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import threading
 import time
 
@@ -19,6 +16,7 @@ from daemon.cpc.suggestion import BeamParams, Suggestion
 from daemon.frontends.ibus.bus import IBusService
 from daemon.frontends.ibus.frontend import IBusFrontend
 from daemon.worker import SuggestionWorker
+from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
 
 
 def _kernel_has_slices() -> bool:
@@ -60,19 +58,6 @@ def test_the_models_threads_ask_for_long_slices():
         assert worker.stop(timeout=2)
     assert decoder.slices == [timeslice.MODEL, timeslice.MODEL]
     assert timeslice.current() != timeslice.MODEL  # the thread that started the worker keeps its own
-
-
-@pytest.fixture
-def bus_address(tmp_path):
-    binary = shutil.which("dbus-daemon")
-    assert binary, "dbus-daemon is not installed (Debian package dbus; .ci/run installs it)"
-    proc = subprocess.Popen([binary, "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE,
-                            env={**os.environ, "HOME": str(tmp_path)})
-    try:
-        yield proc.stdout.readline().decode().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_the_engines_dbus_thread_asks_for_a_short_slice(bus_address):

@@ -100,15 +100,6 @@ def _changed(a: pathlib.Path, b: pathlib.Path, box: tuple[int, int, int, int] | 
     return ImageChops.difference(ia, ib).convert("L").point(lambda v: 255 if v > 40 else 0)
 
 
-def changed_box(a: pathlib.Path | None, b: pathlib.Path | None) -> list[int] | None:
-    """The box (x0, y0, x1, y1) of the pixels that differ clearly between two screenshots, None when one is
-    missing or nothing differs."""
-    if a is None or b is None or not (a.exists() and b.exists()):
-        return None
-    box = _changed(a, b).getbbox()
-    return list(box) if box else None
-
-
 def changed_inside(a: pathlib.Path | None, b: pathlib.Path | None, box: list[int], border: int = 4) -> int:
     """How many pixels differ clearly between two screenshots inside ``box`` less ``border`` px on each
     side (a field's focus ring is its border; what changed within it is its content)."""

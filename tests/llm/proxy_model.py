@@ -4,7 +4,7 @@ spends almost nothing on the model and what it spends per token over the
 whole vocabulary (sampling, grammar, log-probabilities) shows.
 
 The tokenizer comes from llama.cpp's vocabulary-only ``ggml-vocab-qwen2.gguf``
-(in the llama-cpp-python sdist; ``.ci/llama-server`` keeps a copy beside the
+(in the llama-cpp-python sdist; ``.ci/llama-cpp`` keeps a copy beside the
 server it builds); the file is written with the ``gguf`` package.
 
     python -m tests.llm.proxy_model VOCAB.gguf OUT.gguf

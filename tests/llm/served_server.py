@@ -3,11 +3,15 @@ SmolLM2 model, one thread, its output in a file the tests read; started and
 stopped by PID.  Two engines:
 
 * ``llama-server``: llama.cpp's own server (C++), the one a GPU box runs.
-  ``bash .ci/llama-server`` builds it from the llama.cpp that
-  llama-cpp-python vendors and ``.ci/run`` passes its path in
+  ``bash .ci/llama-cpp`` builds it in the build tree of llama-cpp-python's
+  own wheel (the same llama.cpp) and ``.ci/run`` passes its path in
   ``GHOSTTYPE_LLAMA_SERVER`` (else it is looked up on PATH).
 * ``llama_cpp.server``: ``python -m llama_cpp.server``, llama-cpp-python's
-  ``server`` extra (installed by the ``test`` extra).
+  ``server`` extra (installed by the ``test`` extra), started through
+  ``llama_cpp_server.py`` beside this file.
+
+Both load the model as ghosttype does: unrepacked where llama.cpp has AMX
+kernels (daemon/backends/llamacpp/weights.py, *No AMX tiles*).
 
 ``GHOSTTYPE_SERVED_ENGINES`` (comma-separated) narrows the engines the tests
 run against; by default both, and a missing one fails its tests.
@@ -29,8 +33,11 @@ import threading
 import time
 from typing import Optional
 
+from daemon.backends.llamacpp import weights
 from tests.needs import missing
 
+#: ``python -m llama_cpp.server`` with the model loaded as ghosttype loads it
+LAUNCHER = pathlib.Path(__file__).with_name("llama_cpp_server.py")
 READY_TIMEOUT_S = 180.0
 ENGINES = ("llama-server", "llama_cpp.server")
 
@@ -46,7 +53,7 @@ def engines_under_test() -> list[str]:
 def llama_server_binary() -> str:
     path = os.environ.get("GHOSTTYPE_LLAMA_SERVER") or shutil.which("llama-server")
     if not path or not os.access(path, os.X_OK):
-        missing("llama-server (llama.cpp's server: bash .ci/llama-server builds it and prints its path; "
+        missing("llama-server (llama.cpp's server: bash .ci/llama-cpp builds it and prints its path last; "
                 "set GHOSTTYPE_LLAMA_SERVER to it)")
     return path
 
@@ -85,12 +92,14 @@ class LlamaServer:
         if self.binary:  # one slot: one typist, whose prompt stays cached in it
             cmd = [self.binary, "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
                    "--threads", "1", "--threads-batch", "1", "--ctx-size", "2048", "--parallel", "1", "--no-webui"]
+            if weights.amx_kernels():  # the weights as ghosttype loads them (weights.py, *No AMX tiles*)
+                cmd += ["--no-repack"]
             if self.api_key:
                 cmd += ["--api-key", self.api_key]
             if self.tls:
                 cmd += ["--ssl-cert-file", str(self.tls[0]), "--ssl-key-file", str(self.tls[1])]
             return cmd
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
+        cmd = [sys.executable, str(LAUNCHER), "--model", str(self.model), "--host", "127.0.0.1",
                "--port", str(self.port), "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "2048",
                "--verbose", "false"]
         if self.api_key:

@@ -45,8 +45,10 @@ def test_the_conversion_predicts_what_the_original_predicts(smol_model_path, tmp
                      "The quick brown fox jumps over the la", "Pyenv lets you easily switch between versions of Py"):
             seq = original.tokenize(text)
             a, b = fast.logprobs([seq])[0].astype(np.float64), original.logprobs([seq])[0].astype(np.float64)
-            # KL(original || conversion): 0.008-0.022 nats on these texts; a lossy Q4_0 conversion gives 0.2-2.5
-            assert float(np.sum(np.exp(b) * (b - a))) < 0.05
+            # KL(original || conversion) on these texts, which llama.cpp's CPU kernels move: 0.008-0.022 nats
+            # where this test was written, 0.005-0.060 on a 2-core AVX2 EPYC without AVX-512; a lossy Q4_0
+            # conversion gives 0.2-2.5 and 0.50-2.54 on them
+            assert float(np.sum(np.exp(b) * (b - a))) < 0.15
 
 
 def test_a_damaged_conversion_is_made_again(smol_model_path, tmp_path):
@@ -102,3 +104,25 @@ def test_a_changed_conversion_is_not_loaded(smol_model_path, tmp_path):
     made = used.stat().st_mtime_ns
     assert loaded(smol_model_path, tmp_path) == (used, Q8_0)
     assert used.stat().st_mtime_ns != made and used.stat().st_mode & 0o077 == 0
+
+
+def test_models_load_unrepacked_where_llama_cpp_has_amx_kernels(smol_model_path, tmp_path, monkeypatch):
+    """llama.cpp's AMX kernels crash on their first use (weights.py, *No AMX tiles*): where its
+    system information lists them, the weights load without llama.cpp's extra buffer types, and
+    elsewhere with them (the AVX2 repacking stays)."""
+    real_load, seen = llama_cpp.llama_model_load_from_file, []
+
+    def load(path, params):
+        seen.append(params.use_extra_bufts)
+        return real_load(path, params)
+
+    monkeypatch.setattr(llama_cpp, "llama_model_load_from_file", load)
+    real_info = llama_cpp.llama_print_system_info().decode()
+    for info, repacked in ((real_info.replace(weights.AMX_MARK, "AMX_INT8 = 0") + "AMX_INT8 = 1 | ", False),
+                           (real_info.replace(weights.AMX_MARK, "AMX_INT8 = 0"), True)):
+        monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda info=info: info.encode())
+        weights.amx_kernels.cache_clear()
+        seen.clear()
+        assert loaded(smol_model_path, tmp_path)[1] == Q8_0
+        assert seen and set(seen) == {repacked}, info
+    weights.amx_kernels.cache_clear()

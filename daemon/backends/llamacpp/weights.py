@@ -26,11 +26,27 @@ file must belong to this user and be writable by nobody else.  A conversion
 that fails either check is thrown away and made again from the checked
 original.  (A process running as the same user could rewrite both files; it
 could as well rewrite ghosttype itself: see README, *Privacy*.)
+
+**No AMX tiles.**  On a CPU with Intel AMX (Xeon Sapphire Rapids and later), a
+llama.cpp built for the machine (``-march=native``, as pip builds
+llama-cpp-python) repacks Q4_0, Q4_1, Q8_0 and K-quant weights into an "AMX"
+buffer at load and multiplies them with tile instructions.  In
+llama-cpp-python 0.3.36 (ggml 0.25.3) the first decode then kills the
+process: SIGSEGV at ``ldtilecfg`` in ``ggml_backend_amx_mul_mat``, in an
+OpenMP worker (seen on a 2-core Xeon virtual machine, SmolLM2 as Q4_1 and as
+Q8_0; upstream ggml-org/llama.cpp#20824, and the fix proposed in #26954: the
+workers never ask the kernel for the tile state, and the compiler drops the
+tile configuration from the stack).  Where llama.cpp's CPU backend says it
+has AMX kernels, models load with its extra buffer types off
+(``use_extra_bufts``): the weights stay in ordinary CPU buffers, multiplied
+by the AVX-512 kernels.  Elsewhere nothing changes (the AVX2 repacking of
+Q4_0 and K-quants stays on).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import hashlib
 import logging
@@ -45,6 +61,9 @@ from daemon.backends.llamacpp import models
 from daemon.backends.llamacpp.models import ModelLoadError
 
 log = logging.getLogger(__name__)
+
+#: How llama.cpp's system information says that its CPU backend runs AMX kernels.
+AMX_MARK = "AMX_INT8 = 1"
 
 #: File types converted on load, and what to: measured per type (see the module docstring).
 CONVERSIONS = {llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_1: (llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0, "q8_0")}
@@ -91,9 +110,21 @@ def _trusted(target: pathlib.Path) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=1)
+def amx_kernels() -> bool:
+    """Whether this llama.cpp's CPU backend runs AMX kernels here, which crash
+    (see *No AMX tiles* above); logged once when it does."""
+    found = AMX_MARK in llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    if found:
+        log.info("llama.cpp's CPU backend has AMX kernels, which crash on their first use "
+                 "(ggml-org/llama.cpp#20824): models load without repacking")
+    return found
+
+
 def _load_file(path: pathlib.Path):
     params = llama_cpp.llama_model_default_params()
     params.n_gpu_layers = 0
+    params.use_extra_bufts = not amx_kernels()  # no AMX tiles (see the module docstring)
     return llama_cpp.llama_model_load_from_file(str(path).encode(), params) or None
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import pathlib
 import re
 import sys
@@ -27,6 +26,11 @@ else:  # pragma: no cover - exercised on 3.10 only
 from daemon.atomic_write import replace_text
 from daemon.backends.served.endpoint import cleartext_problem
 from daemon.capture.keymap import KeySpecError, normalize_key_spec
+from daemon.cpc.limits import float_range as _float_range
+from daemon.cpc.limits import int_range as _int_range
+from daemon.cpc.limits import is_int as _is_int
+from daemon.cpc.limits import kind_of as _show
+from daemon.cpc.limits import limit, span
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
 
 APP_NAME = "ghosttype"
@@ -57,36 +61,14 @@ DEFAULT_DENYLIST: tuple[str, ...] = (
 DECODER_SETTINGS = ("strategy", "beam_width", "max_tokens", "confidence_threshold", "continue_min_prob",
                     "single_line", "context_chars")
 
-Check = Callable[[Any], Optional[str]]  # value -> error message, or None when valid
+Check = Callable[[Any], Optional[str]]  # value -> error message, or None when valid (daemon.cpc.limits.Check)
 
 
 # --------------------------------------------------------------------------- validators
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _bool(v: Any) -> Optional[str]:
     return None if isinstance(v, bool) else f"expected true or false, got {_show(v)}"
-
-
-def _int_range(lo: int, hi: int) -> Check:
-    def check(v: Any) -> Optional[str]:
-        if not _is_int(v):
-            return f"expected an integer, got {_show(v)}"
-        return None if lo <= v <= hi else f"must be between {lo} and {hi}, got {v}"
-
-    return check
-
-
-def _float_range(lo: float, hi: float) -> Check:
-    def check(v: Any) -> Optional[str]:
-        if not (_is_int(v) or isinstance(v, float)) or (isinstance(v, float) and math.isnan(v)):
-            return f"expected a number, got {_show(v)}"
-        return None if lo <= v <= hi else f"must be between {lo:g} and {hi:g}, got {v}"
-
-    return check
 
 
 def _choice(options: Iterable[str]) -> Check:
@@ -138,12 +120,6 @@ def _str_list(v: Any) -> Optional[str]:
     return None
 
 
-def _show(v: Any) -> str:
-    kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", tuple: "a list", dict: "a table"}.get(type(v), type(v).__name__)
-    return kind
-
-
 def _opt(default: Any, doc: str, check: Check) -> Any:
     """A config field: its default, its description (for the template) and its validator."""
     return field(default=default, metadata={"doc": doc, "check": check})
@@ -163,23 +139,24 @@ class Config:
                                "qwen2.5-coder-0.5b; \"\": the one model everywhere. It runs in ghosttype (not on a "
                                "server) and takes memory of its own (about 0.5 GB for Qwen2.5-Coder).", _any_str)
     strategy: str = _opt("cpc", "Decoding strategy: cpc (default), heal or naive.", _choice(STRATEGIES))
-    beam_width: int = _opt(2, "Beams kept while matching the typed part of a word (1-8).", _int_range(1, 8))
+    beam_width: int = _opt(2, f"Beams kept while matching the typed part of a word ({span('beam_width')}).",
+                           limit("beam_width"))
     confidence_threshold: float = _opt(
         BeamParams().confidence_threshold,
-        "Hide suggestions less likely than this (0-1) to be accepted; 0 shows everything.",
-        _float_range(0.0, 1.0))
+        f"Hide suggestions less likely than this ({span('confidence_threshold')}) to be accepted; 0 shows everything.",
+        limit("confidence_threshold"))
     continue_min_prob: float = _opt(
         BeamParams().continue_min_prob,
-        "Suggest words after the first while the chance that all of it is right stays above this (0-1); "
-        "0 always goes on to max_tokens.",
-        _float_range(0.0, 1.0))
-    max_tokens: int = _opt(8, "Longest suggestion, in model tokens (1-64).", _int_range(1, 64))
+        f"Suggest words after the first while the chance that all of it is right stays above this "
+        f"({span('continue_min_prob')}); 0 always goes on to max_tokens.",
+        limit("continue_min_prob"))
+    max_tokens: int = _opt(8, f"Longest suggestion, in model tokens ({span('max_tokens')}).", limit("max_tokens"))
     debounce_ms: int = _opt(15, "Wait this long after a keystroke before asking the model (0-2000 ms).",
                             _int_range(0, 2000))
     buffer_chars: int = _opt(2000, "Characters before the caret kept in memory (100-100000).",
                              _int_range(100, 100_000))
-    context_chars: int = _opt(1500, "Most characters before the caret given to the model (50-100000); fewer is faster.",
-                              _int_range(50, 100_000))
+    context_chars: int = _opt(1500, f"Most characters before the caret given to the model "
+                                    f"({span('context_chars')}); fewer is faster.", limit("context_chars"))
     threads: int = _opt(0, "CPU threads the model always uses (0 means automatic: half the cores, at most 4); "
                            "decodes also take the cores other programs leave idle.",
                         _int_range(0, 64))

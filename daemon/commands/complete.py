@@ -30,6 +30,7 @@ import time
 from typing import Any, NoReturn
 
 from daemon.backends.llamacpp.open import load_lm, resolve
+from daemon.cpc.limits import span
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
 from daemon.usage import EXIT_USAGE, UsageError
 
@@ -55,7 +56,7 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, metavar="NAME|PATH",
                    help="model name (smollm2, qwen2.5-coder-0.5b, gemma3-270m) or GGUF path; default smollm2")
     p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens, metavar="N",
-                   help=f"tokens generated after the typed text is covered (default {_DEFAULTS.max_tokens})")
+                   help=f"tokens generated after the typed text is covered ({span('max_tokens')}, default {_DEFAULTS.max_tokens})")
     p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold,
                    metavar="P", help="suppress suggestions less likely than P (0..1) to be accepted "
                         f"(default {_DEFAULTS.confidence_threshold:g}; 0: never)")
@@ -63,7 +64,7 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
                    help="suggest words after the first while the chance that all of it is right stays at or "
                         f"above P (default {_DEFAULTS.continue_min_prob:g}; 0: up to --max-tokens)")
     p.add_argument("--context-chars", type=int, default=_DEFAULTS.context_chars, metavar="N",
-                   help=f"characters before the caret given to the model (default {_DEFAULTS.context_chars})")
+                   help=f"characters before the caret given to the model ({span('context_chars')}, default {_DEFAULTS.context_chars})")
     add_server_arguments(p)
 
 
@@ -95,7 +96,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--strategy", default=_DEFAULTS.strategy, metavar="{" + ",".join(STRATEGIES) + "}",
                    help=f"naive decoding, single-token healing, or coverage beam search (default {_DEFAULTS.strategy})")
     p.add_argument("--beam-width", type=int, default=_DEFAULTS.beam_width, metavar="K",
-                   help=f"beams kept by the cpc search (default {_DEFAULTS.beam_width})")
+                   help=f"beams kept by the cpc search ({span('beam_width')}, default {_DEFAULTS.beam_width})")
     add_decoding_arguments(p)
     p.add_argument("--json", action="store_true", help="print a JSON object with confidence, timings and counters")
     one_line_errors(p, "ghosttype complete")
@@ -111,8 +112,8 @@ def make_params(args: argparse.Namespace, strategy: str, beam_width: int, *, pro
     try:
         return dataclasses.replace(_DEFAULTS, strategy=strategy, beam_width=beam_width, **flags,
                                    quick_context_chars=_DEFAULTS.quick_context_chars if progressive else 0)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    except ValueError as exc:  # the words of a config file's error: "command line: max_tokens: must be ..."
+        raise UsageError(f"command line: {exc}") from None
 
 
 def open_served(args: argparse.Namespace) -> Any:

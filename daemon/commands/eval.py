@@ -72,6 +72,7 @@ from typing import Any, Optional
 
 from daemon.backends.llamacpp.open import load_lm, resolve
 from daemon.commands.complete import add_server_arguments, make_params, one_line_errors, open_served
+from daemon.cpc.limits import span
 from daemon.cpc.suggestion import STRATEGIES, BeamParams
 from daemon.evaluation.offsets import OFFSET_KINDS, choose_offsets
 from daemon.evaluation.progress import terminal_progress
@@ -102,9 +103,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", dest="json_out", default=None, metavar="OUT", help="write every case and the summary to OUT")
     p.add_argument("--seed", type=int, default=0, help="seed of the offset choice (default 0)")
     p.add_argument("--context-chars", type=int, default=_DEFAULTS.context_chars, metavar="N",
-                   help=f"characters before the cursor given to the model (default {_DEFAULTS.context_chars})")
+                   help=f"characters before the cursor given to the model ({span('context_chars')}, default {_DEFAULTS.context_chars})")
     p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens, metavar="N",
-                   help=f"tokens generated after the covering (default {_DEFAULTS.max_tokens})")
+                   help=f"tokens generated after the covering ({span('max_tokens')}, default {_DEFAULTS.max_tokens})")
     p.add_argument("--confidence-threshold", type=float, default=_DEFAULTS.confidence_threshold, metavar="P",
                    help="suppress below this confidence and count withheld right/wrong suggestions "
                         f"(default {_DEFAULTS.confidence_threshold:g})")

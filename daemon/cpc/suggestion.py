@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Literal, Optional, Protocol
 
 from .confidence import WordSignals
+from .limits import LIMITS, limit
 
 if TYPE_CHECKING:
     from .lm import CancelCheck
@@ -16,10 +17,11 @@ STRATEGIES: tuple[str, ...] = ("naive", "heal", "cpc")
 
 @dataclass(frozen=True)
 class BeamParams:
-    """Knobs of one request.  Defaults are the product defaults."""
+    """Knobs of one request.  Defaults are the product defaults; the numeric knobs' ranges are
+    :data:`~daemon.cpc.limits.LIMITS` (a value outside raises ValueError: ``name: why``)."""
 
     strategy: Strategy = "cpc"
-    beam_width: int = 2  #: k, beams kept during the coverage search (>= 1)
+    beam_width: int = 2  #: k, beams kept during the coverage search
     max_tokens: int = 8  #: tokens generated after the covering
     #: suppress when confidence (P(the user accepts the suggestion)) is below
     #: this; chosen with tests.research.user_policy: the most keystrokes
@@ -41,20 +43,9 @@ class BeamParams:
             raise ValueError(
                 f"unknown strategy {self.strategy!r}; choose one of {', '.join(STRATEGIES)}"
             )
-        if int(self.beam_width) < 1:
-            raise ValueError(f"beam_width must be at least 1, got {self.beam_width}")
-        if int(self.max_tokens) < 0:
-            raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
-        if not 0.0 <= float(self.confidence_threshold) <= 1.0:
-            raise ValueError(
-                f"confidence_threshold must be between 0 and 1, got {self.confidence_threshold}"
-            )
-        if not 0.0 <= float(self.continue_min_prob) <= 1.0:
-            raise ValueError(f"continue_min_prob must be between 0 and 1, got {self.continue_min_prob}")
-        if int(self.context_chars) < 1:
-            raise ValueError(f"context_chars must be >= 1, got {self.context_chars}")
-        if int(self.quick_context_chars) < 0:
-            raise ValueError(f"quick_context_chars must be >= 0, got {self.quick_context_chars}")
+        for name in LIMITS:
+            if (why := limit(name)(getattr(self, name))) is not None:
+                raise ValueError(f"{name}: {why}")
 
 
 @dataclass(frozen=True)

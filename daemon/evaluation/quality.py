@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
+from daemon.cpc.limits import limit, span
 from daemon.cpc.suggestion import BeamParams, Completer
 from daemon.evaluation.metrics import (
     QualitySummary,
@@ -48,17 +49,18 @@ class StrategySpec:
 
 
 def parse_strategy(name: str, default_width: int = 2) -> StrategySpec:
-    """``naive`` | ``heal`` | ``cpcK`` (K >= 1).  Raises ValueError with the fix."""
+    """``naive`` | ``heal`` | ``cpcK`` (K within the beam width's range).  Raises ValueError with the fix."""
     m = _STRATEGY.match(name.strip())
     if m is None:
         raise ValueError(
-            f"unknown strategy {name.strip()!r}; use naive, heal or cpcK with a beam width K >= 1 (e.g. cpc2)"
+            f"unknown strategy {name.strip()!r}; use naive, heal or cpcK with a beam width K of "
+            f"{span('beam_width')} (e.g. cpc2)"
         )
     if m.group(2) is None:
         return StrategySpec(m.group(1), m.group(1), default_width)
     k = int(m.group(2))
-    if k < 1:
-        raise ValueError(f"strategy {name.strip()!r}: the beam width K of cpcK must be at least 1")
+    if (why := limit("beam_width")(k)) is not None:
+        raise ValueError(f"strategy {name.strip()!r}: the beam width K of cpcK {why}")
     return StrategySpec(f"cpc{k}", "cpc", k)
 
 

@@ -93,24 +93,15 @@ class FieldWordCompleter:
 
 
 class SimulatedField:
-    """The application's text field as the controller reaches it: the
-    injector (accepted text lands here) and the accept-key suppressor (a
-    simulated user's accept key is handed to the controller directly)."""
-
-    echoes = False  #: inserted text does not come back as key events
-    listener_sees_swallowed = False
+    """The application's text field: what the user types and what an accept
+    key inserts land here (the simulated user asks the controller what an
+    accept key inserts, as a frontend does)."""
 
     def __init__(self, initial: str = "") -> None:
         self.parts: list[str] = [initial]
 
     def type_text(self, text: str) -> None:
         self.parts.append(text)
-
-    def arm(self, on_key: Callable[[str], Any]) -> None:
-        pass
-
-    def disarm(self) -> None:
-        pass
 
     @property
     def text(self) -> str:
@@ -176,7 +167,7 @@ def simulate_user(
     from daemon.worker import SuggestionWorker
 
     field_ = SimulatedField(text[:start])
-    controller = Controller(config, RecordingSink(), injector=field_, suppressor=field_)
+    controller = Controller(config, RecordingSink())
     worker = SuggestionWorker(completer, on_result=controller.on_result, debounce_ms=config.debounce_ms,
                               busy=MachineBusy())
     controller.attach_worker(worker)
@@ -219,7 +210,12 @@ def simulate_user(
                 run.keystrokes += 1
                 if spec:
                     run.accepted_chars += len(piece)
-                    controller.on_suppressed_key(spec)
+                    inserted = controller.accept(spec)  # the frontend's question, then its insertion
+                    if inserted != piece:
+                        raise RuntimeError(f"{spec} inserted {len(inserted or '')} characters where the "
+                                           f"simulated user read {len(piece)}")
+                    field_.type_text(inserted)
+                    controller.inserted(True)
                 else:
                     field_.type_text(piece)  # the application inserts the typed character
                     controller.on_key(key_event(piece))

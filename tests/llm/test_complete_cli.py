@@ -98,6 +98,24 @@ def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
     assert out.stdout == ""
 
 
+@pytest.mark.parametrize("flag, value, setting", [
+    ("--max-tokens", "0", "max_tokens"), ("--max-tokens", "65", "max_tokens"), ("--beam-width", "9", "beam_width"),
+    ("--context-chars", "10", "context_chars"), ("--continue-min-prob", "-0.5", "continue_min_prob"),
+    ("--confidence-threshold", "1.5", "confidence_threshold"),
+])
+def test_an_out_of_range_flag_gets_the_config_files_error_before_any_model_loads(flag, value, setting, tmp_path):
+    """``--max-tokens 0`` once loaded the model and printed nothing: every knob's flag is refused by the
+    config's table, in the config file's words, before the model (here a path that does not exist) is looked at."""
+    out = ghosttype("complete", "--text", "hello", "--model", str(tmp_path / "absent.gguf"), flag, value)
+    config = tmp_path / "config.toml"
+    config.write_text(f"{setting} = {value}\n", encoding="utf-8")
+    check = ghosttype("config", "--check", str(config))
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    reason = check.stderr.strip().splitlines()[-1].split(f"{config}:1: ", 1)[-1]
+    assert reason.startswith(f"{setting}: must be between"), check.stderr
+    assert out.stderr.strip() == f"ghosttype complete: error: command line: {reason}"
+
+
 def test_corrupt_model_file_is_one_line(tmp_path):
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF" + b"\x00" * 64)

@@ -242,7 +242,7 @@ def test_stops_at_eog_newline_and_sentence_end():
     assert decoder.complete("It is th", multi).text == "e in.\nIt"
     no_sentence = BeamParams(max_tokens=8, stop_at_sentence_end=False)
     assert decoder.complete("It is th", no_sentence).text == "e in."
-    assert decoder.complete("It is th", BeamParams(max_tokens=0)).text == "e"
+    assert decoder.complete("It is th", BeamParams(max_tokens=1)).text == "e in"
 
 
 def test_confidence_threshold_suppresses_but_keeps_text():

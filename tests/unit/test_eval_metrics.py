@@ -203,10 +203,10 @@ def test_parse_strategies():
     assert specs[4] == StrategySpec("cpc4", "cpc", 4)
     p = specs[3].params(BeamParams(max_tokens=5))
     assert (p.strategy, p.beam_width, p.max_tokens) == ("cpc", 2, 5)
-    assert parse_strategy("cpc16").beam_width == 16
+    assert parse_strategy("cpc8").beam_width == 8
 
 
-@pytest.mark.parametrize("bad", ["", "cpc", "cpc0", "beam2", "naive,naive", "cpc-1", "Naive"])
+@pytest.mark.parametrize("bad", ["", "cpc", "cpc0", "cpc9", "beam2", "naive,naive", "cpc-1", "Naive"])
 def test_parse_strategies_rejects(bad):
     with pytest.raises(ValueError, match="strateg"):
         parse_strategies(bad)
@@ -233,17 +233,18 @@ class ScriptedDecoder:
 
 
 def test_run_quality_prefills_once_per_offset_and_scores():
-    text = "alpha beta gamma delta " * 4
+    text = "alpha beta gamma delta " * 8
     dec = ScriptedDecoder(text, {"naive": 0, "cpc2": 3})
     specs = parse_strategies("naive,cpc2")
-    run = run_quality(dec, text, [2, 8], specs, BeamParams(context_chars=5, confidence_threshold=0.5))
+    at, bt = 2 + 23 * 3, 8 + 23 * 3  # past the smallest context window: "al|pha", "beta g|amma"'s "ta "
+    run = run_quality(dec, text, [at, bt], specs, BeamParams(context_chars=50, confidence_threshold=0.5))
     kinds = [c[0] for c in dec.calls]
     assert kinds == ["prefill", "complete", "complete"] * 2
-    assert all(c[-1] <= 5 for c in dec.calls)  # context limited to context_chars
+    assert all(c[-1] <= 50 for c in dec.calls)  # context limited to context_chars
     by = {(c.offset, c.strategy): c for c in run.cases}
-    assert by[(2, "cpc2")].matched == 3 and by[(2, "cpc2")].suggestion == "pha#"
-    assert by[(8, "naive")].matched == 0 and by[(8, "naive")].whitespace_in_word is False
-    assert by[(2, "cpc2")].reference == text[2 : 2 + REFERENCE_CHARS]
+    assert by[(at, "cpc2")].matched == 3 and by[(at, "cpc2")].suggestion == "pha#"
+    assert by[(bt, "naive")].matched == 0 and by[(bt, "naive")].whitespace_in_word is False
+    assert by[(at, "cpc2")].reference == text[at : at + REFERENCE_CHARS]
     summaries = run.summaries()
     assert summaries["cpc2"].mean_matched == 3.0
     assert summaries["cpc2"].word_completion == 1.0  # "pha#" and "ta #" end their words

@@ -45,11 +45,13 @@ LOCK_WAIT = 3600
 #: "gnome-de" also starts with two processes keeping both CPUs busy, as at a login; "gnome-popup" is
 #: GNOME with ghosttype's Shell extension switched off by the user (IBus's popup then shows the suggestion);
 #: "gnome-dark" GNOME's dark style; "gnome-hidpi" a monitor at scale 2, "gnome-frac" at 1.5 (fractional),
-#: "gnome-windows" GNOME as it is (its scenarios size the window: "qt-max", "qt-small").
+#: "gnome-windows" GNOME as it is (its scenarios size the window: "qt-max", "qt-small", "qt-shrink");
+#: "gnome-lock" GNOME Shell with a lock screen (GDM's stand-in on the session's system bus: inside/fake_gdm.py),
+#: "kde-lock" KWin with its screen locker (logind's stand-in there: inside/fake_logind.py).
 SESSION_MODES = {"preedit": {"GT_DISPLAY": "preedit"}, "de": {"GT_LAYOUT": "de", "GT_BUSY": "2"},
                  "popup": {"GT_EXT": "off"}, "dark": {"GT_SCHEME": "prefer-dark"}, "user": {"GT_USER": "1"},
                  "hidpi": {"GT_SCALE": "2"}, "frac": {"GT_SCALE": "1.5"},
-                 "windows": {}}
+                 "windows": {}, "lock": {"GT_LOCK": "1"}}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import io
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -69,8 +70,9 @@ def reads_as(ocr: str, expected: str) -> tuple[float, int]:
 #: What tesseract reads one for the other in the tier's screenshots, and so may stand for each other when the
 #: text read off the screen is held against the text Tab inserted: nothing else may differ.
 CONFUSIONS = ("lI1|", "O0")
-#: What a caret right before the suggestion reads as when the region read takes it in (a thin caret's line).
-CARET_GLYPHS = set("lI1|i![")
+#: What a caret right before the suggestion reads as when the region read takes it in (a thin caret's line;
+#: "." its lower end, seen beside kwrite's caret on KWin).
+CARET_GLYPHS = set("lI1|i![.")
 
 
 def _fold(s: str) -> str:
@@ -86,9 +88,74 @@ def same_text(ocr: str, expected: str) -> bool:
     in CONFUSIONS, one caret glyph before it (the application's caret, taken in with the suggestion), and its
     first character, which that caret touches (read "kor" for "tor" beside KWin's caret in GTK 4)."""
     a, b = _fold(expected), _fold(ocr)
-    if len(b) == len(a) + 1 and ocr.lstrip()[:1] in CARET_GLYPHS:
-        b = b[1:]
+    if ocr.lstrip()[:1] in CARET_GLYPHS and len(b[1:].lstrip()) == len(a):  # the caret, read apart or not
+        b = b[1:].lstrip()
     return b == a or (len(b) == len(a) > 1 and b[1:] == a[1:])
+
+
+def text_left(png: pathlib.Path, box: list[int]) -> int | None:
+    """Where the first word read (OCR) inside ``box`` (x0, y0, x1, y1) of ``png`` begins, in screen pixels
+    (None: no word read): a popup's text, without its box, border or handle. Read in the box's middle rows
+    (a fifth left out above and below: its rounded corners, which OCR would take for part of the first word)."""
+    img = Image.open(png).convert("L")
+    x0, y0, x1, y1 = box
+    cut = (y1 - y0) // 5
+    crop = img.crop((x0, y0 + cut, x1, y1 - cut))
+    lums = sorted(crop.tobytes())
+    if lums and lums[len(lums) // 2] < 128:  # light text on a dark box
+        crop = ImageOps.invert(crop)
+    crop = crop.resize((crop.width * SCALE, crop.height * SCALE), Image.LANCZOS)
+    pad = 20
+    crop = ImageOps.expand(crop, border=pad, fill=255)
+    buf = io.BytesIO()
+    crop.save(buf, "PNG")
+    out = subprocess.run(["tesseract", "stdin", "stdout", "--psm", "7", "tsv"], input=buf.getvalue(),
+                         capture_output=True, timeout=60)
+    left = first_word_left(out.stdout.decode("utf-8", "replace"))
+    return None if left is None else box[0] + (left - pad) // SCALE
+
+
+def first_word_left(tsv: str) -> int | None:
+    """The smallest ``left`` of the words (two letters or more) in tesseract's TSV output."""
+    lefts = []
+    for line in tsv.splitlines()[1:]:
+        cols = line.split("\t")
+        if len(cols) >= 12 and cols[0] == "5" and len(_WORD2.findall(cols[11])) > 0:
+            lefts.append(int(cols[6]))
+    return min(lefts) if lefts else None
+
+
+_WORD2 = re.compile(r"[^\W\d_]{2,}")
+
+
+#: What tesseract reads the ellipsis the plug-ins end a cut suggestion with as.
+ELLIPSES = ("\u2026", "...", "..", "\u2026.")
+
+
+#: What the ellipsis's first dot, touching the letter before it, reads as besides (seen: "allows]..", "allows|..").
+ELLIPSIS_EDGE = "|]"
+
+
+def before_ellipsis(ocr: str) -> str | None:
+    """The text read before the ellipsis that ends it, without one ELLIPSIS_EDGE glyph before the ellipsis
+    (None: it does not end with one)."""
+    s = ocr.rstrip()
+    for e in sorted(ELLIPSES, key=len, reverse=True):
+        if s.endswith(e):
+            head = s[: -len(e)]
+            return head[:-1] if head[-1:] in ELLIPSIS_EDGE else head
+    return None
+
+
+def changed_pixels(a: pathlib.Path, b: pathlib.Path) -> int:
+    """How many pixels differ clearly between two screenshots."""
+    return _changed(a, b).histogram()[255]
+
+
+def changed_box(a: pathlib.Path, b: pathlib.Path, box: list[int]) -> list[int] | None:
+    """The box (x0, y0, x1, y1) of the pixels that differ clearly between two screenshots within ``box``."""
+    inside = _changed(a, b, tuple(box)).getbbox()
+    return None if inside is None else [box[0] + inside[0], box[1] + inside[1], box[0] + inside[2], box[1] + inside[3]]
 
 
 def _changed(a: pathlib.Path, b: pathlib.Path, box: tuple[int, int, int, int] | None = None) -> Image.Image:
@@ -110,3 +177,37 @@ def changed_inside(a: pathlib.Path | None, b: pathlib.Path | None, box: list[int
     if inner[0] >= inner[2] or inner[1] >= inner[3]:
         return 0
     return _changed(a, b, inner).histogram()[255]
+
+
+def read_words(png: pathlib.Path, box: list[int] | None = None) -> set[str]:
+    """The words tesseract reads anywhere within ``box`` (the whole screenshot when None), as
+    :func:`words` keeps them: what a user reading that part of the screen would see written there."""
+    img = Image.open(png).convert("L")
+    if box:
+        img = img.crop((max(0, box[0]), max(0, box[1]), min(img.width, box[2]), min(img.height, box[3])))
+    img = img.resize((img.width * 2, img.height * 2), Image.LANCZOS)
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
+    out = subprocess.run(["tesseract", "stdin", "stdout", "--psm", "11"], input=buf.getvalue(),
+                         capture_output=True, timeout=120)
+    return words(out.stdout.decode("utf-8", "replace"))
+
+
+#: A word as the screen comparisons count one: three letters or more.
+_WORD = re.compile(r"[^\W\d_]{3,}")
+#: What tesseract reads a password field's bullets as: runs of these letters ("ceccccooocc", "eeeee", "coes").
+BULLET_READINGS = set("ceos")
+
+
+def _bullets(w: str) -> bool:
+    """A run of a password field's bullets as tesseract reads it: BULLET_READINGS alone ("ceccccccoooccoe"), or
+    with one stray letter ("ooooh"), or a long run that caught a few ("leocccccccscccccoocccs"). (A word of those
+    letters but one, "access", counts as bullets too: the words a suggestion shows are others.)"""
+    others = sum(c not in BULLET_READINGS for c in w)
+    return others <= 1 or (len(w) > 12 and others / len(w) <= 0.2)
+
+
+def words(text: str) -> set[str]:
+    """The words of ``text``, lower-cased: runs of three letters or more, less runs of one letter repeated
+    and runs of a password field's bullets (tesseract reads them as "eeeeee" or "ceccccccoooccoocccccoe")."""
+    return {w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if len(set(w)) > 1 and not _bullets(w)}

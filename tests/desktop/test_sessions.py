@@ -50,13 +50,19 @@ DARK = {"gnome-dark": ["gnome-text-editor"]}
 #: GNOME on a HiDPI monitor (scale 2) and a fractionally scaled one (1.5): the inline suggestion must stand
 #: at the caret, at the text's size, on each.
 SCREENS = {"gnome-hidpi": ["gnome-text-editor", "qt", "chromium"], "gnome-frac": ["gnome-text-editor", "qt"]}
-#: GNOME with the window maximized, and too narrow for the whole suggestion (cut at its edge).
-WINDOWS = {"gnome-windows": ["qt-max", "qt-small"]}
+#: GNOME with the window maximized, too narrow for the whole suggestion (cut at its edge), and made narrower
+#: than the typed text while the suggestion shows (the desktop takes it away on its own).
+WINDOWS = {"gnome-windows": ["qt-max", "qt-small", "qt-shrink"]}
 #: Another program of the user calls the plug-in while the suggestion shows (refused, nothing changes).
 FOREIGN = {"gnome": ["gnome-text-editor-foreign"], "kde": ["kwrite-foreign"]}
 FOREIGN_CASES = [(d, a) for d in FOREIGN for a in FOREIGN[d]]
 SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) + FOREIGN.get(d, [])
              for d in NORMAL} | PREEDIT | LAYOUT | DARK | SCREENS | WINDOWS
+#: GNOME Shell with a lock screen, KWin with its screen locker: the user locks it while a suggestion shows,
+#: another program waits for the plug-in's name, then the user unlocks and types on.
+LOCK = {"gnome-lock": ["gnome-text-editor-lock"], "kde-lock": ["kwrite-lock"]}
+LOCK_CASES = [(d, a) for d in LOCK for a in LOCK[d]]
+SCENARIOS |= LOCK
 SCREEN_CASES = [(d, a) for d in SCREENS for a in SCREENS[d]]
 LAYOUT_CASES = [(d, a) for d in LAYOUT for a in LAYOUT[d]]
 PREEDIT_CASES = [(d, a) for d in PREEDIT for a in PREEDIT[d]]
@@ -165,9 +171,18 @@ def test_gnome_cuts_the_suggestion_at_a_narrow_windows_edge_and_tab_inserts_what
                                          sid.complete)
 
 
+def test_tab_is_a_tab_once_the_desktop_took_the_suggestion_away(desktops):
+    checks.check_tab_after_the_desktop_hid_it(desktops("gnome-windows", SCENARIOS["gnome-windows"]), "qt-shrink")
+
+
 @pytest.mark.parametrize("desktop, app", [(d, a) for d in POPUP for a in NORMAL[d]])
 def test_without_the_extension_or_the_effect_ibus_popup_shows_it(desktops, desktop, app):
     checks.check_display(desktops(desktop, SCENARIOS[desktop]), app, "popup")
+
+
+@pytest.mark.parametrize("desktop, app", [(d, a) for d in POPUP for a in NORMAL[d]])
+def test_ibus_popup_is_drawn_at_the_caret(desktops, desktop, app):
+    checks.check_popup_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app)
 
 
 @pytest.mark.parametrize("desktop, app", USER_CASES)
@@ -208,3 +223,8 @@ def test_a_password_typed_at_sudos_prompt_in_a_terminal_shows_nothing(desktops, 
 @pytest.mark.parametrize("desktop, app", FOREIGN_CASES)
 def test_another_programs_calls_to_the_plugin_are_refused(desktops, desktop, app):
     checks.check_foreign_calls_refused(desktops(desktop, SCENARIOS[desktop]), app, desktop)
+
+
+@pytest.mark.parametrize("desktop, app", LOCK_CASES)
+def test_locking_the_screen_hands_the_plugins_name_to_nobody_and_shows_no_suggestion(desktops, desktop, app):
+    checks.check_lock_screen(desktops(desktop, SCENARIOS[desktop]), app)

@@ -4,7 +4,9 @@ QLineEdit (EchoMode Password) and a button.
 
 Appends JSON lines to $APP_LOG: "ready", "active", "im" (every QInputMethodEvent: preedit, commit),
 "changed" (field, text), "focus" (field that got focus). $FOCUS=password focuses the password field;
-$WINDOW=max shows the window maximized, $WINDOW=small too narrow for a suggestion after the phrase.
+$WINDOW=max shows the window maximized, $WINDOW=small too narrow for a suggestion after the phrase;
+SIGUSR1 makes the window narrower than the phrase (the application resizes itself, as one does when its
+layout changes: the desktop then has no room left for a suggestion at the caret) and logs "resized".
 """
 import os
 import signal
@@ -54,6 +56,16 @@ else:
     w.show()
 fields[os.environ.get("FOCUS", "normal")].setFocus()
 signal.signal(signal.SIGTERM, lambda *a: app.quit())
+
+
+def shrink(*_args):
+    w.resize(SHRUNK_WIDTH, w.height())
+    QTimer.singleShot(300, lambda: log("resized", width=w.width()))
+
+
+#: Narrower than the phrase the tier types: the field scrolls its text, and its caret stands at its right end.
+SHRUNK_WIDTH = 200
+signal.signal(signal.SIGUSR1, shrink)
 tick = QTimer()
 tick.timeout.connect(lambda: None)
 tick.start(100)  # lets Python run its signal handlers

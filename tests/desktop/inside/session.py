@@ -50,6 +50,10 @@ USER = bool(os.environ.get("GT_USER"))
 #: The test user's password (desktop.sh sets it, and lets the user run sudo with it): typed at sudo's prompt
 #: in a terminal after two wrong tries (SECRET, which the model completes where it may).
 SUDO_PASSWORD = "Tq7 plain horse"
+#: The lock sessions (GT_LOCK, "gnome-lock", "kde-lock"): GNOME Shell gets a lock screen (fake_gdm.py,
+#: /run/systemd/seats), KWin its screen locker (no --no-lockscreen, fake_logind.py), and the user locks the
+#: screen while a suggestion shows.
+LOCK = bool(os.environ.get("GT_LOCK"))
 #: Each key is held 30 ms; then this long until the next: a key every 120 ms, every 100 ms in the user session.
 KEY_GAP_S = 0.07 if USER else 0.09
 HOME = os.environ["HOME"]
@@ -108,8 +112,6 @@ def wait_for(pred, timeout: float, step: float = 0.1):
 
 SHOWN = re.compile(r"suggestion shown as (\w+) \((\d+) chars\)")
 KEYLINE = "ProcessKeyEvent handled"
-#: What GNOME Shell's extension answered for a suggestion: characters visible in full, of how many.
-DRAWN = re.compile(r"drew the suggestion \((\d+) of (\d+) chars in full\)")
 #: The engine's line for a suggestion KWin's effect would not draw (KWin's caret keys behind the application's).
 STALE = "KWin's caret is behind the application's"
 #: The cursor rectangle a client sent (the engine logs each at debug level; never any text).
@@ -501,14 +503,24 @@ class Kde:
         # a Plasma session says so (startplasma sets it), and KWin's children (IBus, the engine) see it
         ENV["XDG_CURRENT_DESKTOP"] = "KDE"
         env = dict(ENV, KWIN_WAYLAND_NO_PERMISSION_CHECKS="1")
-        self.kwin = spawn(["kwin_wayland", "--x11-display", ":77", "--no-lockscreen", "--socket", "wayland-kde",
+        # the lock session keeps KWin's screen locker (kscreenlocker, unlocked through fake_logind.py)
+        lock = [] if LOCK else ["--no-lockscreen"]
+        self.kwin = spawn(["kwin_wayland", "--x11-display", ":77", *lock, "--socket", "wayland-kde",
                            "--width", "1024", "--height", "600"], f"{self.out}/kwin.log", env=env)
         if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-kde") or self.kwin.poll() is not None, 30) \
                 or self.kwin.poll() is not None:
             raise SetupError("kwin_wayland did not start: " + tail(f"{self.out}/kwin.log"))
         note("kwin up")
+        self.bus = Gio.bus_get_sync(Gio.BusType.SESSION)  # KWin's names on the session bus (the lock scenario)
         if not wait_for(lambda: (ibus_address() or "(null)") != "(null)", 30):
             raise SetupError("KWin did not start IBus (its input method from kwinrc): no ibus address")
+        # IBus's panel first switches to its own first engine (ui/gtk3/panel.vala, set_engine), which also gives its
+        # candidate panel the language it draws every popup with; an `ibus engine` that cancels that switch ("Switch
+        # engine to xkb:us::eng failed: Operation was cancelled" in KWin's log) leaves it none, and ibus-ui-gtk3
+        # 1.5.35 then crashes on its first popup (candidatepanel.vala: attrs.change(m_language_attribute.copy()) on
+        # null; "Input Method crashed ... CrashExit"), taking the engine with it: the panel's switch goes first
+        if not wait_for(lambda: ibus_engine() != "", 15, 0.3):
+            note("IBus's panel selected no engine of its own in 15 s")
         # Plasma lets the user pick the engine in IBus's own preferences; `ibus engine` does the same
         def selected():
             if ibus_engine() == "ghosttype":
@@ -651,10 +663,12 @@ class App:
         self.jump = scen.endswith("-jump")  #: the page moves the focus to its password input by itself
         self.sudo = scen.endswith("-sudo")  #: a shell in the terminal: sudo's password prompt
         self.foreign = scen.endswith("-foreign")  #: another program calls the plug-in while the suggestion shows
-        #: the Qt window maximized ("-max") or too narrow for the whole suggestion ("-small")
-        self.window = next((w for w in ("max", "small") if scen.endswith(f"-{w}")), "")
+        self.lock = scen.endswith("-lock")  #: the user locks the screen while the suggestion shows
+        #: the Qt window maximized ("-max"), too narrow for the whole suggestion ("-small"), or made narrower
+        #: than the typed text by the application while the suggestion shows ("-shrink")
+        self.window = next((w for w in ("max", "small", "shrink") if scen.endswith(f"-{w}")), "")
         self.app = scen[:-3] if self.password else scen[:-5] if self.jump or self.sudo else \
-            scen[:-8] if self.foreign else \
+            scen[:-8] if self.foreign else scen[:-5] if self.lock else \
             scen[: -len(self.window) - 1] if self.window else scen
         self.readback = APPS[self.app]
         self.work = tempfile.mkdtemp(prefix=f"{scen}-", dir=HOME)
@@ -894,10 +908,7 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     s6 = shot("6-before-tab")
     res["diff_before_tab"] = diff_pixels(s3, s6, desk.MASK)
     mark_tab = settle()
-    # what GNOME Shell said it drew of the last suggestion before Tab (cut at the window's edge: fewer chars),
-    # and where the window is (what changed on screen since before the launch)
-    drawn = [m for line in elines()[:mark_tab] for m in [DRAWN.search(line)] if m]
-    res["drawn_e"] = [int(drawn[-1].group(1)), int(drawn[-1].group(2))] if drawn else None
+    # where the window is (what changed on screen since before the launch)
     res["window_box"] = diff_pixels(app.pre, s3, desk.MASK)[1]
     # the cursor rectangles the application sent while typed into (the last one: where it said its caret is
     # when Tab was pressed): told apart from where its text then went, they show an application's late caret
@@ -1037,6 +1048,9 @@ def scenario_layout(desk, app: App, res: dict) -> None:
 def scenario_password(desk, app: App, res: dict) -> None:
     o = f"{desk.out}/{app.scen}"
     res["shots"] = {}
+    p = f"{o}-0-empty.png"  # the field before the password: what the screen may still show after it
+    res["shots"]["0-empty"] = p if desk.shot(p) else None
+    res["window_box"] = diff_pixels(app.pre, p, desk.MASK)[1]
     mark = settle()
     desk.type(SECRET)
     settle()
@@ -1127,6 +1141,126 @@ def scenario_foreign(desk, app: App, res: dict) -> None:
     shot("3-end")
 
 
+def scenario_shrink(desk, app: App, res: dict) -> None:
+    """A suggestion shows; then the application makes its window narrower than the typed text (its field
+    scrolls, the caret stands at the window's edge, no room is left for a suggestion there): the desktop takes
+    the suggestion off the screen on its own, and Tab, pressed then, reaches the application as a Tab."""
+    shot = shooter(desk, app, res)
+    shot("0-app")
+    _mark, res["ghost"] = type_last(desk, PHRASE)
+    time.sleep(0.5)
+    shown = shot("1-shown")
+    os.kill(app.procs[-1].pid, signal.SIGUSR1)
+    res["resized"] = bool(wait_for(lambda: any(e.get("event") == "resized" for e in app.events()), 5))
+    time.sleep(1.0)
+    res["diff_shrunk"] = diff_pixels(shown, shot("2-shrunk"), desk.MASK)
+    desk.key("Tab")
+    time.sleep(1.0)
+    res["typed"] = PHRASE
+    res["text"] = app.text()
+    foc = [e.get("field") for e in app.events() if e.get("event") == "focus"]
+    res["focus_after_tab"] = foc[-1] if foc else ""
+    shot("3-tab")
+
+
+#: Each desktop's lock screen on the session bus: GNOME Shell's (js/ui/shellDBus.js, ScreenSaverDBus), KWin's
+#: (kscreenlocker's interface.cpp).
+SCREENSAVER = {"gnome": ("org.gnome.Shell.ScreenShield", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver"),
+               "kde": ("org.freedesktop.ScreenSaver", "/ScreenSaver", "org.freedesktop.ScreenSaver")}
+#: The compositor's own name, which its plug-in's connection also owns.
+COMPOSITOR = {"gnome": "org.gnome.Shell", "kde": "org.kde.KWin"}
+#: fake_logind.py's session on the system bus, and its tier-only Unlock (logind's Unlock signal follows).
+LOGIND_UNLOCK = ("org.freedesktop.login1", "/org/freedesktop/login1/session/ghosttype", "org.ghosttype.Tier.Logind")
+BUS_DAEMON = ("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus")
+
+
+def name_owner(bus, name: str) -> str:
+    try:
+        return bus.call_sync(*BUS_DAEMON, "GetNameOwner", GLib.Variant("(s)", (name,)), None,
+                             Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+    except GLib.Error:
+        return ""
+
+
+def screen_locked(desk) -> bool:
+    """The desktop's lock screen is up (its screen saver's GetActive)."""
+    return desk.bus.call_sync(*SCREENSAVER[desk.name], "GetActive", None, None, Gio.DBusCallFlags.NONE, 5000,
+                              None).unpack()[0]
+
+
+def unlock(desk) -> None:
+    """Unlock as the session's manager would: GNOME Shell's SetActive(false); on KWin logind's Unlock signal
+    (fake_logind.py), which stops kscreenlocker's greeter with no password asked."""
+    if desk.name == "gnome":
+        desk.bus.call_sync(*SCREENSAVER["gnome"], "SetActive", GLib.Variant("(b)", (False,)), None,
+                           Gio.DBusCallFlags.NONE, 5000, None)
+        return
+    system = Gio.DBusConnection.new_for_address_sync(
+        ENV["DBUS_SYSTEM_BUS_ADDRESS"],
+        Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+    try:
+        system.call_sync(*LOGIND_UNLOCK, "Unlock", None, None, Gio.DBusCallFlags.NONE, 5000, None)
+    finally:
+        system.close_sync(None)
+
+
+def scenario_lock(desk, app: App, res: dict) -> None:
+    """A suggestion shows; another program of the user asks for the plug-in's name (and waits in the bus's
+    queue for it); the user locks the screen, looks at it, unlocks it (:func:`unlock`), then types on: the
+    name never left the compositor, the other program got nothing, the lock screen showed no suggestion, and
+    after the unlock the suggestion is drawn at the caret again and Tab inserts it."""
+    shot = shooter(desk, app, res)
+    res["window_box"] = diff_pixels(app.pre, shot("0-app"), desk.MASK)[1]
+    _mark, res["ghost"] = type_last(desk, PHRASE)
+    time.sleep(0.5)
+    shot("1-shown")
+    squatter = Gio.DBusConnection.new_for_address_sync(  # another program: a connection of its own
+        Gio.dbus_address_get_for_bus_sync(Gio.BusType.SESSION, None),
+        Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+    got: list[str] = []  # what reached it: NameAcquired (the name became its), any call or signal of another peer
+
+    def spy(_conn, msg, incoming, _data):
+        if incoming and msg.get_destination() == squatter.get_unique_name():
+            if msg.get_sender() != BUS_DAEMON[0]:
+                got.append(f"{msg.get_message_type().value_nick} {msg.get_member()} from {msg.get_sender()}")
+            elif msg.get_member() == "NameAcquired" and msg.get_body().unpack()[0] == GHOST[0]:
+                got.append("NameAcquired")
+        return msg
+    squatter.add_filter(spy, None)
+    res["squatter_request"] = squatter.call_sync(*BUS_DAEMON, "RequestName", GLib.Variant("(su)", (GHOST[0], 0)),
+                                                 None, Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+    res["shell_owner"] = name_owner(desk.bus, COMPOSITOR[desk.name])
+    desk.bus.call_sync(*SCREENSAVER[desk.name], "Lock", None, None, Gio.DBusCallFlags.NONE, 20000, None)
+    res["locked"] = bool(wait_for(lambda: screen_locked(desk), 10))
+    time.sleep(2.0)
+    res["owner_locked"] = name_owner(desk.bus, GHOST[0])
+    shot("2-locked")
+    unlock(desk)
+    res["unlocked"] = bool(wait_for(lambda: not screen_locked(desk), 10))
+    time.sleep(2.0)
+    res["owner_unlocked"] = name_owner(desk.bus, GHOST[0])
+    shot("3-unlocked")
+    # typing on after the unlock: the phrase once more, on a line of its own (the engine takes a field's earlier
+    # text only from keys typed since the focus came back; one line holds no second phrase and a suggestion), a
+    # fresh suggestion, Tab, "!"
+    desk.key("Return")
+    _mark, res["ghost_after"] = type_last(desk, PHRASE)
+    time.sleep(0.5)
+    shot("4-before-tab")
+    desk.key("Tab")
+    time.sleep(0.7)
+    desk.type("!")
+    time.sleep(0.8)
+    desk.key("ctrl+s")
+    time.sleep(2.0)
+    res["typed"], res["after"] = PHRASE + "\n" + PHRASE, "!"
+    res["text"] = app.text()
+    shot("5-end")
+    time.sleep(0.5)
+    res["squatter_got"] = list(got)
+    squatter.close_sync(None)
+
+
 def esc_diff(desk, shown: str, after: str, shots: dict, step: str) -> tuple[int, list]:
     """Esc, then how much of the screen it changed against ``shown``: a suggestion on screen (inline or
     a popup) would be hidden by it; a field showing nothing, or a button, does not change."""
@@ -1145,10 +1279,11 @@ def scenario_jump(desk, app: App, res: dict) -> None:
     _, res["ghost"] = type_last(desk, PHRASE)
     p = f"{o}-1-ghost.png"
     shots["1-ghost"] = p if desk.shot(p) else None
+    res["window_box"] = diff_pixels(app.pre, p, desk.MASK)[1]
     jumped = len(elines())
     with open(app.log + ".cmd", "w") as f:
         f.write("jump")
-    res["jumped"] = wait_for(lambda: app.page_focus() == "p", 10) is not None
+    res["jumped"] = bool(wait_for(lambda: app.page_focus() == "p", 10))
     settle()
     time.sleep(1.0)
     p = f"{o}-2-jumped.png"
@@ -1206,6 +1341,13 @@ def main() -> int:
     busy = [spawn([sys.executable, "-c", "while True: pass"], os.devnull) for _ in range(int(os.environ.get("GT_BUSY") or 0))]
     t_start = time.monotonic()
     try:
+        if LOCK:  # GNOME Shell builds its lock screen only where GDM answers on the system bus (fake_gdm.py);
+            # KWin's locker follows logind's session (fake_logind.py), which the tier unlocks through
+            fake = "fake_gdm" if desktop == "gnome" else "fake_logind"
+            stand_in = spawn([sys.executable, f"{HERE}/{fake}.py"], f"{out}/{fake}.log")
+            if not wait_for(lambda: "ready" in tail(f"{out}/{fake}.log") or stand_in.poll() is not None, 10) \
+                    or stand_in.poll() is not None:
+                raise SetupError(f"{fake}.py did not start: " + tail(f"{out}/{fake}.log"))
         desk.start()
         if os.environ.get("GT_NO_ENGINE"):  # debugging the tier itself: desktop, apps and keys without the engine
             pass
@@ -1242,6 +1384,10 @@ def main() -> int:
                 scenario_sudo(desk, app, res)
             elif app.foreign:
                 scenario_foreign(desk, app, res)
+            elif app.lock:
+                scenario_lock(desk, app, res)
+            elif app.window == "shrink":
+                scenario_shrink(desk, app, res)
             elif LAYOUT:
                 scenario_layout(desk, app, res)
             elif USER:

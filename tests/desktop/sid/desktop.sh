@@ -7,7 +7,7 @@
 #   desktop.sh gnome|kde SCENARIO...      results in /out/results.json, screenshots in /out
 #   (GT_DISPLAY sets the engine's ibus_display, GT_LAYOUT the machine's keyboard layout, GT_EXT=off has the
 #   user switch ghosttype's GNOME Shell extension off (KDE: the KWin effect is not installed), GT_SCHEME=prefer-dark GNOME's dark style, GT_USER=1
-#   ghosttype's default config and the user scenario, GT_SCALE the monitor's scale)
+#   ghosttype's default config and the user scenario, GT_SCALE the monitor's scale, GT_LOCK=1 a lock screen for GNOME Shell, the screen locker for KWin)
 set -u
 D=$1; shift
 GT=/opt/ghosttype/.venv/bin/ghosttype
@@ -46,8 +46,11 @@ fi
 id $U >/dev/null 2>&1 || useradd -u $UID_ -M -d $H -s /bin/bash $U
 rm -rf $H; mkdir -p $H; chown $U: $H /out
 RUNDIR=/run/user/$UID_; mkdir -p $RUNDIR; chown $U: $RUNDIR; chmod 700 $RUNDIR
+# GT_LOCK=1 (gnome-lock): systemd's seats, which GNOME Shell looks for before it builds a lock screen (with
+# inside/fake_gdm.py on the session's system bus); /run is this run's own tmpfs
+[ -n "${GT_LOCK:-}" ] && mkdir -p /run/systemd/seats
 timeout -k 10 "$BUDGET" runuser -u $U -- env -i PATH=/usr/bin:/bin HOME=$H USER=$U LOGNAME=$U LANG=C.UTF-8 \
-  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" GT_EXT="${GT_EXT:-}" GT_SCHEME="${GT_SCHEME:-}" GT_LAYOUT="${GT_LAYOUT:-}" GT_BUSY="${GT_BUSY:-}" GT_USER="${GT_USER:-}" GT_SCALE="${GT_SCALE:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
+  XDG_RUNTIME_DIR=$RUNDIR GT_DISPLAY="${GT_DISPLAY:-}" GT_EXT="${GT_EXT:-}" GT_SCHEME="${GT_SCHEME:-}" GT_LAYOUT="${GT_LAYOUT:-}" GT_BUSY="${GT_BUSY:-}" GT_USER="${GT_USER:-}" GT_SCALE="${GT_SCALE:-}" GT_LOCK="${GT_LOCK:-}" PHRASE="${PHRASE:-Vim is a highly configurable text edi}" \
   dbus-run-session -- /usr/bin/python3 /opt/ghosttype/tests/desktop/inside/session.py "$D" /out "$@" >/out/session.log 2>&1
 rc=$?
 [ $rc = 124 ] && echo "the $D session did not finish within $BUDGET s" >>/out/session.log
@@ -69,5 +72,6 @@ fi
 $FP snapshot after-uninstall
 # shellcheck disable=SC2086
 $FP compare /out/uninstall.json $brackets after-uninstall >/out/uninstall.log 2>&1 || echo "footprint compare failed" >>/out/uninstall.log
+[ -n "${GT_LOCK:-}" ] && rmdir /run/systemd/seats /run/systemd 2>/dev/null
 if [ -e $KB.before-session ]; then mv -f $KB.before-session $KB; else rm -f $KB; fi
 exit $rc

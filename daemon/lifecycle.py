@@ -25,12 +25,11 @@ from __future__ import annotations
 import logging
 import pathlib
 import threading
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Protocol, Sequence
 
 from daemon.config import Config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller
-from daemon.controller.ports import KeySuppressor
 from daemon.logsetup import set_level, setup_logging
 from daemon.notices import Notices
 from daemon.runtime import load_startup_config, new_worker
@@ -39,6 +38,13 @@ from daemon.worker import SuggestionWorker
 
 #: One part to stop: its name for the log, and how.
 Step = tuple[str, Callable[[], None]]
+
+
+class AcceptKeyGrab(Protocol):
+    """What grabs the accept keys (the overlay's ``AcceptKeys``)."""
+
+    def set_keys(self, keys: Sequence[str]) -> None:
+        """Grab these from now on; ``ValueError`` for one it cannot, keeping the old."""
 
 
 class Lifecycle:
@@ -59,7 +65,7 @@ class Lifecycle:
         self.worker: Optional[SuggestionWorker] = None
         self.stats: Optional[StatsRecorder] = None
         self._config: Optional[Config] = None
-        self._suppressor: Optional[KeySuppressor] = None
+        self._keys: Optional[AcceptKeyGrab] = None
         self._watcher: Optional[ConfigWatcher] = None
         self._worker_lock = threading.Lock()
         self._stopping = False
@@ -74,12 +80,13 @@ class Lifecycle:
             self.log.error("config: %s (using defaults until it is fixed)", self.config_error.splitlines()[0])
         return self._config
 
-    def adopt(self, controller: Controller, suppressor: KeySuppressor) -> StatsRecorder:
+    def adopt(self, controller: Controller, keys: Optional[AcceptKeyGrab] = None) -> StatsRecorder:
         """Take the frontend's controller (built on the config :meth:`load`
-        returned) and the suppressor that grabs its accept keys; returns the
-        stats recorder on its counts (not started yet)."""
+        returned) and what grabs its accept keys, where the frontend grabs
+        them (the overlay); returns the stats recorder on its counts (not
+        started yet)."""
         self.controller = controller
-        self._suppressor = suppressor
+        self._keys = keys
         self.stats = StatsRecorder(controller.counters, lambda: controller.config.stats)
         return self.stats
 
@@ -126,8 +133,8 @@ class Lifecycle:
         old = controller.config
         set_level(config.log_level if self.log_level is None else self.log_level)
         if (config.accept_key, config.accept_word_key) != (old.accept_key, old.accept_word_key):
-            assert self._suppressor is not None
-            self._suppressor.set_keys((config.accept_key, config.accept_word_key))
+            if self._keys is not None:  # the IBus engine reads them from the config at each key
+                self._keys.set_keys((config.accept_key, config.accept_word_key))
         controller.apply_config(config)
         if config.worker_settings() != old.worker_settings():
             # A different model (or more beams than the context has sequences

@@ -14,7 +14,7 @@ that is not a count, is warned about (without the value) and counted from
 zero: a damaged file never stops ghosttype from starting.
 
 The numbers come from the controller's own counters (``new_suggestions``,
-``accepted``, ``accepted_word``, ``injected_chars``, ``tab_passed_on``):
+``accepted``, ``accepted_word``, ``accepted_chars``):
 :class:`StatsRecorder` reads them on a thread of its own every couple of
 seconds and adds what changed since its last look.  Each write reads the
 file first and adds to it, so ``ghosttype stats --reset`` (which deletes the
@@ -74,11 +74,10 @@ def zero() -> Counts:
 
 
 def counts_from_controller(counters: Mapping[str, int]) -> Counts:
-    """The five counts implied by the controller's counters.  A Tab passed on
-    (nothing to accept) is one injected character that ghosttype did not
-    suggest; every accept cost one key press."""
+    """The five counts implied by the controller's counters; every accept
+    cost one key press."""
     accepts = counters.get("accepted", 0) + counters.get("accepted_word", 0)
-    chars = counters.get("injected_chars", 0) - counters.get("tab_passed_on", 0)
+    chars = counters.get("accepted_chars", 0)
     return {
         "shown": counters.get("new_suggestions", 0),
         "accepted": counters.get("accepted", 0),

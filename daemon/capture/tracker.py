@@ -12,8 +12,9 @@ comes back through the keyboard listener (on X11, XTest events are recorded
 like real ones).  The tracker already learned that text from
 :meth:`InputTracker.accept`; the echo must not be appended a second time.
 
-Neither class locks: the controller owns them and serialises access.  Neither
-ever logs or persists the text.
+Neither class locks: their owners serialise access (the controller owns the
+tracker, the overlay's ``AcceptKeys`` the echo).  Neither ever logs or
+persists the text.
 """
 
 from __future__ import annotations

@@ -32,19 +32,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def _install(args: argparse.Namespace) -> int:
-    from daemon.frontends.ibus import kwin_effect
+    from daemon.frontends.ibus.inline import kwin_effect
 
     return kwin_effect.install(system=args.system)
 
 
 def _uninstall(args: argparse.Namespace) -> int:
-    from daemon.frontends.ibus import kwin_effect
+    from daemon.frontends.ibus.inline import kwin_effect
 
     return kwin_effect.uninstall(system=args.system)
 
 
 def _status(args: argparse.Namespace) -> int:
-    from daemon.frontends.ibus import kwin_effect
+    from daemon.frontends.ibus.inline import kwin_effect
 
     results = kwin_effect.checks()
     for r in results:

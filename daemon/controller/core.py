@@ -3,22 +3,22 @@
 Keystrokes come in (:meth:`Controller.on_key`), the :class:`InputTracker`
 follows the text before the caret, the :class:`~daemon.worker.SuggestionWorker`
 is asked for a completion, and results that still fit the text are shown
-through a :class:`~daemon.controller.ports.UiSink`.  While ghost text is
-on the screen the :class:`~daemon.controller.ports.KeySuppressor` is armed, so
-the accept keys are swallowed and reported to
-:meth:`Controller.on_suppressed_key`; at any other time they reach the
-application untouched.
+through a :class:`~daemon.controller.ports.UiSink`.  When an accept key
+comes, the frontend asks :meth:`Controller.accept` what it inserts, inserts
+it and says so (:meth:`Controller.inserted`); which keys it swallows, and
+when, is its own business (the IBus engine consumes the key it was asked
+about; the overlay grabs the accept keys while it shows a suggestion).
 
 **Only what is drawn.**  The sink says what it drew (``drawn``: all of the
 suggestion, the part before an ellipsis, a single-line field's first line),
-and only then are the accept keys armed; they insert that part and nothing
-the user could not read.  A suggestion decided on but not yet drawn (the
-field is still being read, the overlay has not painted) leaves Tab a Tab.
+and the accept keys insert that part and nothing the user could not read.
+A suggestion decided on but not yet drawn (the field is still being read,
+the overlay has not painted) leaves Tab a Tab.
 
 The class is assembled from one part per job:
 
 * :mod:`~daemon.controller.keys` (``KeyHandling``): keys in, typing through,
-  accept keys, inserting the accepted text, our own keys coming back.
+  what an accept key inserts.
 * :mod:`~daemon.controller.focus` (``FocusRules``): the focused field and the
   privacy rules.
 * :mod:`~daemon.controller.field` (``FieldTruth``): which field, caret and text
@@ -34,11 +34,11 @@ since only grown by characters the suggestion itself predicted (typing
 through it); then the part not yet typed is shown.
 
 **Threads and the lock** (the rule every part follows; each part's module
-says which threads call it).  One re-entrant lock guards all state; the sink,
-the suppressor and the worker are called with it held (they must only queue
-work, never block or call back), while the focus query, the caret query and
-text injection (which may take tens of milliseconds) run without it and their
-outcome is re-validated afterwards.  :meth:`Controller.on_result` runs on the
+says which threads call it).  One re-entrant lock guards all state; the sink
+and the worker are called with it held (they must only queue work, never
+block or call back), while the focus query and the caret query (which may
+take tens of milliseconds) run without it and their outcome is re-validated
+afterwards.  :meth:`Controller.on_result` runs on the
 worker thread.
 """
 
@@ -51,18 +51,16 @@ import threading
 import time
 from typing import Optional
 
-from daemon.capture.tracker import InjectionEcho, InputTracker, Snapshot
+from daemon.capture.tracker import InputTracker, Snapshot
 from daemon.config import Config
 from daemon.controller.anchor import FieldAnchor
 from daemon.controller.field import FieldTruth
 from daemon.controller.focus import FocusRules
 from daemon.controller.keys import KeyHandling
-from daemon.controller.ledger import SwallowLedger
-from daemon.controller.ports import (CaretLocator, Clock, ControllerState, FieldLook, FocusInfo, FocusState,
-                                     KeySuppressor, Rect, TextInjector, UiSink, WorkerLike)
+from daemon.controller.ports import (CaretLocator, Clock, ControllerState, FieldLook, FocusInfo, FocusState, Rect,
+                                     UiSink, WorkerLike)
 from daemon.controller.status import StatusAndSettings
 from daemon.cpc.suggestion import Suggestion
-from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +74,6 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         sink: UiSink,
         *,
         worker: Optional[WorkerLike] = None,
-        injector: Optional[TextInjector] = None,
-        suppressor: Optional[KeySuppressor] = None,
         focus: Optional[FocusInfo] = None,
         caret: Optional[CaretLocator] = None,
         clock: Clock = time.monotonic,
@@ -87,15 +83,10 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._params = config.beam_params()
         self._sink = sink
         self._worker = worker
-        self._injector = injector
-        self._suppressor = suppressor
         self._focus_info = focus
         self._caret_locator = caret
         self._clock = clock
         self.tracker = InputTracker(config.buffer_chars)
-        self._echo = InjectionEcho(clock)
-        #: pairs only where the listener reports what the suppressor swallowed (X11, macOS)
-        self._ledger = SwallowLedger(clock, pairs=suppressor is None or suppressor.listener_sees_swallowed)
         self._enabled = config.enabled
         self._paused = False
         self._blocked = ""
@@ -108,7 +99,8 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         #: what the accept keys insert (see "Only what is drawn")
         self._drawn = ""
         self._show_seq = 0  #: numbers each show, so a late ``drawn`` for an older one is ignored
-        self._armed = False
+        #: (generation, rest of the suggestion) of the last accept, until the frontend says it inserted it
+        self._accepted: Optional[tuple[int, str]] = None
         self._backend: tuple[str, str] = ("ready", "") if worker is not None else ("loading", "")
         self._config_error = ""
         self._status: Optional[tuple[str, str]] = None
@@ -148,10 +140,9 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self.on_focus()
 
     def close(self) -> None:
-        """Hide, stop swallowing keys and forget the buffer."""
+        """Hide and forget the buffer."""
         with self._lock:
             self._reset("close")
-            self._disarm()
 
     # ------------------------------------------------------------------ introspection
 
@@ -176,7 +167,6 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
                 ghost=self._ghost,
                 drawn=self._drawn,
                 buffer_chars=len(self.tracker),
-                armed=self._armed,
                 enabled=self._enabled,
                 paused=self._paused,
                 blocked=self._blocked,
@@ -233,11 +223,9 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         until the sink draws it is the part of the drawn text it shares."""
         self._ghost = text
         self._drawn = os.path.commonprefix([self._drawn, text])
-        if not self._drawn:
-            self._disarm()
 
     def _show(self, text: str, caret: Optional[Rect], look: Optional[FieldLook]) -> None:
-        """Lock held: hand ``text`` to the sink; the accept keys wait for its ``drawn``."""
+        """Lock held: hand ``text`` to the sink; accepting waits for its ``drawn``."""
         self._show_seq += 1
         seq = self._show_seq
         self._sink.show(text, caret, look=look, drawn=lambda shown: self._on_drawn(seq, shown))
@@ -251,24 +239,6 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
             log.debug("drawn: %d of %d characters", len(shown), len(self._ghost))
             if not shown:
                 self.counters["not_drawn"] += 1
-                self._disarm()
-                return
-            if self._armed or self._suppressor is None:
-                return
-        # Grabbing waits for the display server: not under the lock, which an
-        # accept key's handler on the suppressor's thread may be waiting for
-        # (a sink calling from inside show() still holds it, re-entrantly).
-        try:
-            self._suppressor.arm(self.on_suppressed_key)
-        except Exception as e:
-            log.error("cannot grab the accept keys: %s", describe_exception(e))
-            return
-        with self._lock:
-            if seq == self._show_seq and self._drawn:
-                self._armed = True
-            elif not self._armed:  # hidden or replaced while grabbing: let the keys go again
-                self._armed = True
-                self._disarm()
 
     def _hide(self) -> None:
         if self._ghost:
@@ -278,22 +248,11 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._show_seq += 1
         self._anchor = None
         self._trail = []
-        self._disarm()
-
-    def _disarm(self) -> None:
-        if self._armed and self._suppressor is not None:
-            try:
-                self._suppressor.disarm()
-            except Exception as e:
-                log.error("cannot release the accept keys: %s", describe_exception(e))
-        self._armed = False
 
     def _reset(self, why: str) -> None:
         """Hide, forget the text, drop pending work (privacy and consistency)."""
         self._hide()
         self.tracker.clear()
-        self._echo.clear()
-        self._ledger.clear()
         self._pending = None
         if self._worker is not None:
             self._worker.cancel()

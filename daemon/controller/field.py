@@ -108,7 +108,6 @@ class FieldTruth:
         if self._adopt_focus(focus):
             return
         self.tracker.replace(focus.text_before_caret or "")
-        self._echo.clear()
         self._pending = None
         if self._worker is not None:
             self._worker.cancel()

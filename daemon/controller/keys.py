@@ -1,27 +1,26 @@
 """Key handling and accepting: the part of the
-:class:`~daemon.controller.Controller` that takes keys in and puts accepted
-text out.
+:class:`~daemon.controller.Controller` that takes keys in and says what an
+accept key inserts.
 
 * **Typing through.**  A typed character equal to the next ghost character
   advances the ghost text at once, with no model call; any other text key
   hides the ghost and asks for a new suggestion; caret moves, clicks and
   shortcuts reset the buffer.
-* **Accepting.**  While ghost text is on the screen the key suppressor is
-  armed, so the accept keys are swallowed and reported to
-  :meth:`on_suppressed_key`, which inserts the part of the suggestion the
-  sink drew (or its next word) through the injector, but only while the
-  field still holds the ghost's anchor (else a Tab is typed).
-* **Our own keys.**  Text we inject comes back through the keyboard listener
-  (:class:`~daemon.capture.tracker.InjectionEcho` drops it), and a swallowed
-  accept key may be seen by the listener too
-  (:class:`~daemon.controller.ledger.SwallowLedger` pairs each swallowed press
-  with at most one listener event).
+* **Accepting is a question the frontend asks.**  When an accept key comes
+  while the frontend shows a suggestion, it asks :meth:`accept`, which
+  decides under the lock what the key inserts (the part of the suggestion
+  the sink drew, or its next word; nothing when the field no longer holds
+  the ghost's anchor or nothing readable is left) and updates the state as
+  if it were inserted.  The frontend inserts it (the IBus engine commits it,
+  the overlay types it) and then calls :meth:`inserted`, which shows the
+  rest of the suggestion, or forgets the buffer when inserting failed.
+  Each hop calls down; nothing calls back.  Which keys are swallowed, and
+  when, is the frontend's business.
 
 Threads: :meth:`on_key` runs on the frontend's key thread (pynput's listener,
-the IBus engine's D-Bus loop); :meth:`on_suppressed_key` on the suppressor's
-thread, which must never wait for the field to settle (other threads may be
-waiting for that thread to arm or disarm): it reads the field once.  Text
-injection runs without the lock.
+the IBus engine's D-Bus loop); :meth:`accept` on whichever thread the
+frontend has the key on (the suppressor's, which must never wait for the
+field to settle: it reads the field once).
 """
 
 from __future__ import annotations
@@ -31,9 +30,7 @@ import re
 from typing import Optional
 
 from daemon.capture.events import KeyEvent, Kind
-from daemon.capture.keymap import KeySpecError, normalize_key_spec
 from daemon.capture.tracker import RESET_KINDS
-from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +71,7 @@ class KeyHandling:
             refresh_focus = event.kind in _FOCUS_KINDS and self._focus_info is not None
             if not (self._enabled and not self._paused):
                 return
-            if self._blocked:
-                pass  # nothing captured; only a focus change can end this
-            elif self._echo.consume(event):
-                self.counters["echo"] += 1
-                return
-            elif self._ledger.listener_saw(event_spec(event), self._armed_specs()):
-                self.counters["swallowed"] += 1
-                return
-            else:
+            if not self._blocked:  # else nothing is captured; only a focus change can end this
                 present = self._handle_key(event)
         if refresh_focus:
             # Tab / Enter may move focus to another field (forms, dialogs): the
@@ -125,7 +114,6 @@ class KeyHandling:
         self.tracker.feed(event)
         self._hide()
         if kind in RESET_KINDS:
-            self._echo.clear()
             self._pending = None
             if self._worker is not None:
                 self._worker.cancel()
@@ -133,53 +121,37 @@ class KeyHandling:
             self._request()
         return None
 
-    def _armed_specs(self) -> frozenset[str]:
-        if not self._armed:
-            return frozenset()
-        return frozenset({self._config.accept_key, self._config.accept_word_key})
-
-    def on_suppressed_key(self, name: str) -> Optional[bool]:
-        """The suppressor swallowed an accept key (``name`` is a key spec).
-        Returns False when there was nothing for the accept-word key to
-        insert after all (the suggestion was gone or its field changed): a
-        suppressor that can replays the key to the application then."""
-        try:
-            spec = normalize_key_spec(name)
-        except KeySpecError:
-            spec = name
+    def accept(self, spec: str) -> Optional[str]:
+        """An accept key (``spec``, a key spec) came while a suggestion may
+        be on the screen: the text it inserts, with the state already
+        updated as if it were inserted (the buffer, the anchor, the rest of
+        the suggestion); None when ``spec`` is not an accept key or there is
+        nothing readable to insert (the field changed under the suggestion,
+        it was hidden or replaced as the key came): the key is then the
+        application's.  The frontend inserts the text, then calls
+        :meth:`inserted`."""
         with self._lock:
-            anchor = self._anchor if self._ghost else None
-            trail = list(self._trail)
-        holds = True if anchor is None else self._trail_holds(trail)
-        with self._lock:
-            self._ledger.reported(spec)
             cfg = self._config
-            if spec not in (cfg.accept_key, cfg.accept_word_key):
-                return
+            if spec not in (cfg.accept_key, cfg.accept_word_key) or not self._ghost:
+                return None
+            anchor = self._anchor
+            trail = list(self._trail)
+        holds = True if anchor is None else self._trail_holds(trail)  # reads the field once, unlocked
+        with self._lock:
             if self._ghost and not holds and self._anchor is anchor:
                 # The field, its caret or its text changed under the
                 # suggestion: insert nothing old.
                 self.counters["accept_refused"] += 1
                 log.debug("accept key refused: the field changed under the suggestion")
                 self._hide()
-            if self._drawn and self._active():
-                # what the user can read, not what was cut off or not drawn yet
-                piece = self._drawn if spec == cfg.accept_key else next_word(self._drawn)
-                self.counters["accepted" if spec == cfg.accept_key else "accepted_word"] += 1
-            elif spec == "tab":
-                # Swallowed, but nothing is readable any more (a fast double
-                # Tab, a suggestion hidden or replaced as the key came): the
-                # user meant a real Tab, so type one.
-                piece = "\t"
-                self.counters["tab_passed_on"] += 1
-            else:
-                return False
+            if not (self._drawn and self._active()):
+                return None
+            # what the user can read, not what was cut off or not drawn yet
+            piece = self._drawn if spec == cfg.accept_key else next_word(self._drawn)
+            self.counters["accepted" if spec == cfg.accept_key else "accepted_word"] += 1
+            self.counters["accepted_chars"] += len(piece)
             log.debug("accepting %d characters", len(piece))
-            self.counters["injected_chars"] += len(piece)  # accepted text, and the Tabs passed on
-            if self._injector is None or self._injector.echoes:
-                self._echo.expect(piece)
-            if self._enabled and not self._paused and not self._blocked:
-                self.tracker.accept(piece)
+            self.tracker.accept(piece)
             rest = self._ghost[len(piece):] if self._ghost.startswith(piece) else ""
             if self._anchor is not None:
                 self._advance_anchor(piece)
@@ -188,21 +160,18 @@ class KeyHandling:
                 self._set_ghost(rest)
             else:
                 self._hide()
-                if self._active():
-                    self._request()
-            generation = self.tracker.generation
-        self._inject(piece)
-        if rest:
-            self._present(generation, rest)
-        return None
+                self._request()
+            self._accepted = (self.tracker.generation, rest)
+            return piece
 
-    def _inject(self, text: str) -> None:
-        if self._injector is None:
-            log.warning("no text injector: cannot insert the suggestion")
-            return
-        try:
-            self._injector.type_text(text)
-        except Exception as e:
-            log.error("inserting %d characters failed: %s", len(text), describe_exception(e))
-            with self._lock:  # we no longer know what the field holds
-                self._reset("inject-failed")
+    def inserted(self, ok: bool = True) -> None:
+        """The frontend inserted what :meth:`accept` returned (``ok``), or
+        could not: then what the field holds is unknown, and the buffer is
+        forgotten.  Shows the rest of the suggestion (after an accept-word)."""
+        with self._lock:
+            accepted, self._accepted = self._accepted, None
+            if not ok:
+                self._reset("insert-failed")
+                return
+        if accepted is not None and accepted[1]:
+            self._present(*accepted)

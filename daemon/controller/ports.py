@@ -1,21 +1,24 @@
 """The ports of the :class:`~daemon.controller.Controller`, and the values
 they exchange: what every frontend implements for it (``FocusInfo``: the
 focused field, app, password?, text before the caret; ``CaretLocator``;
-``KeySuppressor``: swallow the accept keys while a suggestion shows;
-``TextInjector``: insert the accepted text; ``UiSink``: show it), the
-suggestion worker it drives, and the snapshot it gives of itself.
+``UiSink``: show the suggestion), the suggestion worker it drives, and the
+snapshot it gives of itself.  Inserting an accepted suggestion is no port:
+the frontend asks :meth:`~daemon.controller.Controller.accept` and inserts
+the answer itself.
 
 The controller owns these; frontends implement them and import them from
 here, never the other way round.  The overlay frontend implements the OS
 ones once per OS (``daemon.frontends.overlay.platform``, whose selector
 chooses them; nothing outside it imports Xlib, AT-SPI, Win32 or Cocoa
 bindings); the IBus engine implements them over the input-method protocol
-(``daemon.frontends.ibus``)."""
+(``daemon.frontends.ibus``).  The overlay's own touchpoints for the accept
+keys (the key suppressor, the text injector) are in
+``daemon.frontends.overlay.platform.ports``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Protocol, Sequence
+from typing import Callable, Optional, Protocol
 
 @dataclass(frozen=True)
 class Rect:
@@ -81,43 +84,6 @@ class CaretLocator(Protocol):
         fallback (text cursor of the focused window, pointer position)."""
 
 
-class KeySuppressor(Protocol):
-    """Swallows the accept keys, and only while a suggestion is visible.
-
-    ``listener_sees_swallowed``: whether the keyboard listener still reports a
-    press this suppressor swallowed (X11: the grabbed key is recorded too;
-    macOS: pynput reports it before the intercept drops it; Windows: the
-    hook drops it before pynput reports it).  The controller pairs the two
-    views of one press only when both exist.
-    """
-
-    listener_sees_swallowed: bool
-
-    def arm(self, on_key: Callable[[str], None]) -> None:
-        """Start swallowing the configured keys; call ``on_key(name)`` (from a
-        backend thread) for each swallowed press."""
-
-    def disarm(self) -> None:
-        """Stop swallowing: the keys reach applications untouched again."""
-
-    def set_keys(self, keys: Sequence[str]) -> None:
-        """Swallow these accept keys from now on (a config reload); raises
-        ``ValueError`` for a key it cannot grab, keeping the old ones."""
-
-    def close(self) -> None: ...
-
-
-class TextInjector(Protocol):
-    #: Whether typed text comes back through the keyboard listener as key
-    #: events (synthetic keys do; an input method's commit does not).
-    echoes: bool
-
-    def type_text(self, text: str) -> None:
-        """Type ``text`` into the focused application as if from the keyboard
-        (any Unicode; ``\\n`` as Return)."""
-
-
-
 Clock = Callable[[], float]
 #: What a sink calls with the text it actually drew (see :meth:`UiSink.show`).
 Drawn = Callable[[str], None]
@@ -171,7 +137,6 @@ class ControllerState:
     ghost: str
     drawn: str  #: the part of ``ghost`` on the screen, what the accept keys insert
     buffer_chars: int
-    armed: bool
     enabled: bool
     paused: bool
     blocked: str  #: why capture is off in this field ("" = it is on)
@@ -179,5 +144,5 @@ class ControllerState:
 
     def __repr__(self) -> str:
         return (f"ControllerState(ghost_chars={len(self.ghost)}, drawn_chars={len(self.drawn)}, "
-                f"buffer_chars={self.buffer_chars}, armed={self.armed}, enabled={self.enabled}, "
+                f"buffer_chars={self.buffer_chars}, enabled={self.enabled}, "
                 f"paused={self.paused}, blocked={self.blocked!r}, status={self.status!r})")

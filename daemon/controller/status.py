@@ -68,9 +68,6 @@ class StatusAndSettings:
                     self._reset("disabled")
             if self._worker is not None and config.debounce_ms != old.debounce_ms:
                 self._worker.set_debounce(config.debounce_ms)
-            if self._armed and (config.accept_key, config.accept_word_key) != (old.accept_key, old.accept_word_key):
-                self._disarm()  # re-arm with the new keys at the next show
-                self._hide()
             self._update_block()  # the denylist or unknown_fields may have changed
             self._publish_status()
 

@@ -131,8 +131,22 @@ class FakeSuppressor:
         return False
 
 
+def overlay(config, sink, suppressor, injector, **controller_args):
+    """A controller as the overlay builds it: its sink behind
+    :class:`~daemon.frontends.overlay.accept_keys.AcceptKeys`, which grabs
+    with ``suppressor`` and types with ``injector``; ``(controller, keys)``.
+    Listener events go to ``keys.on_key``."""
+    from daemon.controller import Controller
+    from daemon.frontends.overlay.accept_keys import AcceptKeys
+
+    keys = AcceptKeys(sink, suppressor, injector)
+    controller = Controller(config, keys, **controller_args)
+    keys.attach(controller)
+    return controller, keys
+
+
 class FakeInjector:
-    echoes = True  #: like synthetic keys: the listener sees the text again
+    """Like synthetic keys: ``echo`` (where set) gets the text as the listener sees it again."""
 
     def __init__(self) -> None:
         self.typed: list[str] = []

@@ -9,12 +9,11 @@ from typing import Optional
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.config import Config
-from daemon.controller import Controller
 from daemon.cpc.suggestion import Suggestion
 from daemon.controller.anchor import FieldAnchor
 from daemon.controller.field import CARET_MISSES, caret_pending
 from daemon.controller.ports import FieldLook, FocusState, Rect
-from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink
+from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink, overlay
 
 CHAR_W = 8
 
@@ -89,25 +88,25 @@ class Rig:
         self.sup = FakeSuppressor()
         self.inj = FakeInjector()
         self.worker = ManualWorker()
-        self.c = Controller(Config(debounce_ms=0), self.sink, worker=self.worker, injector=self.inj,
-                            suppressor=self.sup, focus=self.field)
+        self.c, self.keys = overlay(Config(debounce_ms=0), self.sink, self.sup, self.inj, worker=self.worker,
+                                    focus=self.field)
         self.inj.echo = self._echo
         self.c.start()
 
     def _echo(self, text: str) -> None:
         if text == "\t":
-            self.c.on_key(KeyEvent(Kind.TAB, name="tab"))
+            self.keys.on_key(KeyEvent(Kind.TAB, name="tab"))
         else:
             self.field.insert(text)
             for c in text:
-                self.c.on_key(ch(c))
+                self.keys.on_key(ch(c))
 
     def type(self, text: str) -> None:
         for c in text:
             # The app gets the key as the listener does; its accessibility
             # tree reports it ``lag`` readings later.
             self.field.insert(c)
-            self.c.on_key(ch(c))
+            self.keys.on_key(ch(c))
 
     def answer(self, text: str) -> None:
         self.c.on_result(self.worker.last[0], Suggestion(text, 0.9), True)
@@ -123,7 +122,7 @@ class Rig:
     def tab(self) -> None:
         if not self.sup.press("tab"):
             self.field.insert("\t")
-            self.c.on_key(KeyEvent(Kind.TAB, name="tab"))
+            self.keys.on_key(KeyEvent(Kind.TAB, name="tab"))
 
 
 def test_a_lagging_field_is_waited_for_and_the_ghost_starts_at_its_settled_caret() -> None:
@@ -190,8 +189,8 @@ def test_select_all_and_backspace_leave_no_ghost_and_tab_inserts_nothing() -> No
     r.type("The quick brown fox jumps over the la")
     r.answer("zy dog")
     assert r.sink.visible == "zy dog"
-    r.c.on_key(KeyEvent(Kind.SHORTCUT, name="ctrl+a"))
-    r.c.on_key(KeyEvent(Kind.BACKSPACE, name="backspace"))
+    r.keys.on_key(KeyEvent(Kind.SHORTCUT, name="ctrl+a"))
+    r.keys.on_key(KeyEvent(Kind.BACKSPACE, name="backspace"))
     r.field.select_all_delete()
     if r.worker.requests and r.worker.last[1].strip():
         r.answer("azy dog")  # a result for the stale buffer arrives
@@ -249,7 +248,7 @@ def test_mid_line_gets_no_suggestion() -> None:
     field = SimField(text="Hello  world")
     field.caret = 6
     r = Rig(field)
-    r.c.on_key(KeyEvent(Kind.CARET_MOVED, name="left"))
+    r.keys.on_key(KeyEvent(Kind.CARET_MOVED, name="left"))
     r.type("big")
     assert r.sink.visible == ""
     if r.worker.requests:
@@ -289,7 +288,7 @@ def test_accept_word_on_a_changed_field_inserts_nothing_and_asks_for_a_replay() 
     r.type("Dear Sir or Mad")
     r.answer("am, I")
     r.field.select_all_delete()  # no event delivered yet
-    assert r.c.on_suppressed_key("ctrl+right") is False  # the X11 suppressor replays the key
+    assert r.keys.on_grabbed("ctrl+right") is False  # the X11 suppressor replays the key
     assert r.inj.typed == [] and r.field.text == ""
     assert r.sink.visible == ""
 

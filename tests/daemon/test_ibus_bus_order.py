@@ -99,7 +99,7 @@ def describe(messages) -> list[tuple]:
 def engine_on_the_bus(bus_address):
     frontend = IBusFrontend()
     worker = ManualWorker()
-    controller = Controller(Config(debounce_ms=0), frontend, worker=worker, injector=frontend, suppressor=frontend)
+    controller = Controller(Config(debounce_ms=0), frontend, worker=worker)
     frontend.attach(controller)
     controller.start()
     # The engine answers only ibus-daemon (test_ibus_bus_access.py): here

@@ -11,7 +11,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from daemon.doctor import check_display
-from daemon.frontends.ibus import component, shell_extension
+from daemon.frontends.ibus import component
+from daemon.frontends.ibus.inline import shell_extension
 
 
 @pytest.fixture(autouse=True)
@@ -93,7 +94,7 @@ def test_system_install_writes_the_component_and_refreshes_the_system_cache(tmp_
     assert "Input Sources" in capsys.readouterr().out  # the one step left
     extension = tmp_path / "extensions" / shell_extension.UUID  # GNOME Shell's, from the package's files
     for name in shell_extension.FILES:
-        assert (extension / name).read_bytes() == (shell_extension.SOURCE_DIR / name).read_bytes()
+        assert (extension / name).read_bytes() == shell_extension.SOURCES[name].read_bytes()
     assert component.uninstall(system=True, env={"HOME": str(tmp_path)}) == 0
     assert not target.exists() and not extension.exists()
 

@@ -61,8 +61,7 @@ class Rig:
     def __init__(self, config: Config = Config(debounce_ms=0)) -> None:
         self.frontend = IBusFrontend()
         self.worker = ManualWorker()
-        self.controller = Controller(config, self.frontend, worker=self.worker, injector=self.frontend,
-                                     suppressor=self.frontend)
+        self.controller = Controller(config, self.frontend, worker=self.worker)
         self.frontend.attach(self.controller)
         self.controller.start()
 
@@ -135,6 +134,19 @@ def test_tab_commits_the_suggestion_once_and_is_swallowed(rig):
     # Nothing visible any more: the next Tab is the application's.
     assert press(engine, TAB) is False
     assert out.committed == ["lo world"]
+
+
+def test_a_commit_that_fails_forgets_the_buffer(rig):
+    engine, out = rig.engine()
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+
+    def lost(text):
+        raise ConnectionError("the bus went away")
+
+    out.commit_text = lost
+    assert press(engine, TAB) is True  # asked and answered: the key was the suggestion's
+    assert rig.controller.buffer_text == "" and not rig.controller.visible
 
 
 def test_tab_without_a_suggestion_reaches_the_application(rig):

@@ -1,4 +1,4 @@
-"""Whom the engine's end of the inline link (:mod:`daemon.frontends.ibus.shell_ghost`) believes and
+"""Whom the engine's end of the inline link (:mod:`daemon.frontends.ibus.inline.shell_ghost`) believes and
 whom it sends text to, over a private ``dbus-daemon``: the owner of the plug-in's name is told by the
 bus daemon alone, the plug-in's connection must belong to the compositor's own process, calls go to
 the unique name that was checked, and nothing that arrives stops the receiving thread.
@@ -21,9 +21,9 @@ import pytest
 from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 from jeepney.io.blocking import open_dbus_connection as open_blocking
 
-from daemon.frontends.ibus import compositor
+from daemon.frontends.ibus.inline import compositor
 from daemon.frontends.ibus.safepath import first_unsafe
-from daemon.frontends.ibus.shell_ghost import BUS_NAME, OBJECT_PATH, SHELL_NAME, ShellGhost
+from daemon.frontends.ibus.inline.shell_ghost import BUS_NAME, OBJECT_PATH, SHELL_NAME, ShellGhost
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
 from tests.daemon.test_ibus_engine import TAB, press, type_text
 from tests.daemon.test_shell_ghost import Peer, gnome, runs, wait_until  # noqa: F401  (gnome: the fixture)
@@ -199,7 +199,7 @@ def test_a_monitor_of_the_same_user_reads_the_suggestion_on_the_session_bus(bus_
 
 _KWIN_LIKE = """
 import ctypes, json, subprocess, sys
-from daemon.frontends.ibus import compositor
+from daemon.frontends.ibus.inline import compositor
 code = ("import ctypes, sys, time\\n"
         "libc = ctypes.CDLL(None)\\n"
         "libc.prctl(15, b'kwin_wayland', 0, 0, 0)\\n"    # PR_SET_NAME

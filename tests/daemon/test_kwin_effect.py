@@ -1,4 +1,4 @@
-"""ghosttype's KWin effect on disk (:mod:`daemon.frontends.ibus.kwin_effect`): where a per-user install
+"""ghosttype's KWin effect on disk (:mod:`daemon.frontends.ibus.inline.kwin_effect`): where a per-user install
 puts it and how KWin finds it, what ``doctor`` says about an effect built for another KWin, and what a
 machine without the build tools is told.  Building it against KWin's headers, installing it and KWin
 loading it run in the desktop tier (KWin 6.7 in Debian sid: tests/desktop, the ``kde`` session)."""
@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from daemon.frontends.ibus import kwin_effect
+from daemon.frontends.ibus.inline import kwin_effect
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The engine's link to ghosttype's KWin effect (:mod:`daemon.frontends.ibus.shell_ghost`) over a
+"""The engine's link to ghosttype's KWin effect (:mod:`daemon.frontends.ibus.inline.shell_ghost`) over a
 private ``dbus-daemon``: the effect counts only while KWin's own connection owns its name, the engine
 asks it for the focused field's carets (``Watch``), hears them as ``Caret`` signals sent to it alone
 (KWin gives an input method no caret on Plasma's IBus route), and the real engine draws with the
@@ -15,7 +15,7 @@ import time
 import pytest
 from jeepney import DBusAddress, HeaderFields, new_signal
 
-from daemon.frontends.ibus.shell_ghost import BUS_NAME, KWIN_NAME, OBJECT_PATH, STALE_ERROR, ShellGhost
+from daemon.frontends.ibus.inline.shell_ghost import BUS_NAME, KWIN_NAME, OBJECT_PATH, STALE_ERROR, ShellGhost
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
 from tests.daemon.test_ibus_engine import TAB, press, type_text
 from tests.daemon.test_shell_ghost import Peer, linked_engine, runs, wait_until
@@ -140,6 +140,7 @@ def test_where_kwins_caret_is_stale_the_popup_shows_the_suggestion_until_kwin_kn
     assert wait_until(lambda: out.aux == "lo world")  # the popup, once the effect said its caret is stale
     assert ("Show", ("lo world",)) in kwin.calls and not rig.frontend.shell.drawn("lo world")
     assert rig.frontend.shell.stale
+    assert wait_until(lambda: rig.controller.state().drawn == "lo world")  # the popup said it drew it
     assert press(engine, TAB) is True  # on screen (the popup): Tab inserts it
     assert out.committed == ["lo world"]
     kwin.error = None

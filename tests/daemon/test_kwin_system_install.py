@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from daemon.frontends.ibus import kwin_effect
+from daemon.frontends.ibus.inline import kwin_effect
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOBODY = 65534

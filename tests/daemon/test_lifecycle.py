@@ -59,8 +59,8 @@ def rig(tmp_path, monkeypatch):
     config = lc.load()
     suppressor = FakeSuppressor()
     sink = RecordingSink()
-    controller = Controller(config, sink, suppressor=suppressor)
-    lc.adopt(controller, suppressor)
+    controller = Controller(config, sink)
+    lc.adopt(controller, suppressor)  # what grabs the accept keys (the overlay's AcceptKeys: its set_keys)
     lc.start()
     lc.watch()
     lc.sink = sink

@@ -123,7 +123,7 @@ def test_a_late_drawn_for_an_older_show_arms_nothing():
     r.type("Hello wor")
     r.answer("ld")
     late = r.sink.pending
-    r.c.on_key(key(Kind.ESCAPE, "escape"))  # hidden before the overlay painted
+    r.keys.on_key(key(Kind.ESCAPE, "escape"))  # hidden before the overlay painted
     late("ld")
     assert not r.sup.armed and r.c.state().drawn == ""
 

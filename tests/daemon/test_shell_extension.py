@@ -1,4 +1,4 @@
-"""ghosttype's GNOME Shell extension in the user's settings (:mod:`daemon.frontends.ibus.shell_extension`):
+"""ghosttype's GNOME Shell extension in the user's settings (:mod:`daemon.frontends.ibus.inline.shell_extension`):
 real ``gsettings`` on GNOME Shell's own schema, written by a real dconf service on a private session bus
 into the test's folder, never the machine user's."""
 
@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from daemon.frontends.ibus import shell_extension
-from daemon.frontends.ibus.shell_extension import UUID, enable_for_user, forget_for_user, user_state
+from daemon.frontends.ibus.inline import shell_extension
+from daemon.frontends.ibus.inline.shell_extension import UUID, enable_for_user, forget_for_user, user_state
 from tests import needs
 
 

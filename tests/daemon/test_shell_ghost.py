@@ -1,4 +1,4 @@
-"""The engine's link to ghosttype's GNOME Shell extension (:mod:`daemon.frontends.ibus.shell_ghost`)
+"""The engine's link to ghosttype's GNOME Shell extension (:mod:`daemon.frontends.ibus.inline.shell_ghost`)
 over a private ``dbus-daemon``: the handshake (the extension's name counts only while GNOME Shell's
 own connection owns it), the suggestion going to it alone, what counts as drawn, and the engine
 (real engine, controller and link, started as ``ghosttype ibus run`` starts it) drawing with it
@@ -22,7 +22,7 @@ import pytest
 from jeepney import DBusAddress, HeaderFields, MessageType, new_error, new_method_call, new_method_return, new_signal
 from jeepney.io.threading import ReceiveStopped, open_dbus_connection
 
-from daemon.frontends.ibus.shell_ghost import (BUS_NAME, MAX_TEXT_CHARS, OBJECT_PATH, PROTOCOL, SHELL_NAME, ShellGhost,
+from daemon.frontends.ibus.inline.shell_ghost import (BUS_NAME, MAX_TEXT_CHARS, OBJECT_PATH, PROTOCOL, SHELL_NAME, ShellGhost,
                                                 text_follows_caret)
 from daemon.frontends.ibus.service import start_shell_ghost
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
@@ -122,6 +122,11 @@ class Peer:
         """The text left the screen: Hidden, to the engine that registered alone (as the plug-ins send it)."""
         self.unicast(self.senders["Register"], OBJECT_PATH, BUS_NAME, "Hidden", "", ())
 
+    def placed_again(self, chars: int) -> None:
+        """The text shown was placed again (the caret moved) and ``chars`` of it are visible in full now:
+        Visible, to the engine that registered alone (as the plug-ins send it)."""
+        self.unicast(self.senders["Register"], OBJECT_PATH, BUS_NAME, "Visible", "u", (chars,))
+
     def unicast(self, to: str, path: str, interface: str, member: str, signature: str, body: tuple) -> None:
         """A signal sent to the connection ``to`` alone (it reaches it whatever its match rules)."""
         msg = new_signal(DBusAddress(path, interface=interface), member, signature, body)
@@ -207,6 +212,40 @@ def test_hidden_by_gnome_shell_and_the_extension_going_away_are_followed(bus_add
         assert len(shell.calls) == calls  # nothing goes to a name GNOME Shell no longer owns
     finally:
         shell.close()
+
+
+def test_a_suggestion_placed_again_counts_what_the_plugin_says_is_visible_and_only_from_it(bus_address, ghost):
+    """Visible (the caret moved and the window's edge cuts the text elsewhere) changes the part heard by
+    whoever waited for the text; from another sender, for nothing drawn, or while a Show is unanswered (it is
+    about the older text) it counts for nothing."""
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    other = Peer(bus_address, ())
+    heard: list[str] = []
+    shell.visible = 3
+    try:
+        ghost.start(bus_address)
+        ghost.draw("lo world")
+        ghost.when_drawn("lo world", heard.append)
+        assert wait_until(lambda: heard == ["lo "])
+        other.unicast(shell.senders["Register"], OBJECT_PATH, BUS_NAME, "Visible", "u", (8,))  # not the plug-in
+        shell.placed_again(5)
+        assert wait_until(lambda: heard == ["lo ", "lo wo"]), heard
+        shell.placed_again(5)  # the same count again: nothing new
+        shell.placed_again(99)  # never more than the text
+        assert wait_until(lambda: heard == ["lo ", "lo wo", "lo world"]), heard
+        assert ghost.drawn("lo world")
+        shell.answering = False
+        ghost.draw("new text")  # its answer has not come: a Visible now is about "lo world"
+        ghost.when_drawn("new text", heard.append)
+        shell.placed_again(2)
+        ghost.hide()
+        shell.placed_again(1)  # nothing is drawn
+        time.sleep(0.3)
+        assert heard == ["lo ", "lo wo", "lo world"]
+        assert not ghost.drawn("new text") and not ghost.drawn("lo world")
+    finally:
+        shell.close()
+        other.close()
 
 
 def test_nothing_is_drawn_over_text_after_the_caret_on_its_line(bus_address, ghost):
@@ -312,9 +351,25 @@ def test_where_gnome_shell_cut_the_suggestion_at_the_windows_edge_tab_inserts_wh
     type_text(engine, "Say hel")
     rig.deliver("lo world")
     assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
-    assert wait_until(lambda: rig.frontend.armed)
+    assert wait_until(lambda: rig.controller.state().drawn != "")
     assert press(engine, TAB) is True
     assert out.committed == ["lo "]
+
+
+def test_when_the_caret_moved_and_the_edge_cuts_elsewhere_tab_inserts_what_is_visible_now(gnome):
+    """GNOME Shell drew "lo " of "lo world"; the client then reported its caret, GNOME Shell placed the text
+    again and says "lo wo" is visible in full now: Tab inserts that."""
+    rig, shell, engine, out = gnome
+    shell.visible = 3
+    type_text(engine, "Say hel")
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    assert wait_until(lambda: rig.controller.state().drawn != "")
+    assert rig.controller.state().drawn == "lo "
+    shell.placed_again(5)
+    assert wait_until(lambda: rig.controller.state().drawn == "lo wo")
+    assert press(engine, TAB) is True
+    assert out.committed == ["lo wo"]
 
 
 def type_reporting(engine, text: str, late: bool, x0: int = 100, width: int = 12) -> None:

@@ -33,7 +33,7 @@ def session(r: Rig) -> None:
     assert r.sink.visible == " again"
     assert r.sup.press("tab")  # " again"
     assert r.inj.typed[-2:] == ["ld", " again"]
-    r.c.on_suppressed_key("tab")  # a fast second Tab: nothing visible any more
+    r.keys.on_grabbed("tab")  # a fast second Tab: nothing visible any more
     assert r.inj.typed[-1] == "\t"
 
 

@@ -13,14 +13,13 @@ import pytest
 
 from daemon.capture.events import KeyEvent, Kind
 from daemon.config import Config
-from daemon.controller import Controller
 from daemon.controller.ports import FocusState
 from daemon.cpc.suggestion import Suggestion
 from daemon.frontends.overlay.platform.atspi import constants as C
 from daemon.frontends.overlay.platform.atspi.bus import ACCESSIBLE, TEXT, AtspiCallError
 from daemon.frontends.overlay.platform.atspi.reader import AtspiFocus, StallBackoff
 from daemon.frontends.overlay.platform.x11.focus import X11Focus
-from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink
+from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink, overlay
 
 SHELL = "alice@host:~$ "
 SUDO = "[sudo] password for alice: "
@@ -94,8 +93,8 @@ class Rig:
         self.bus = AccessibleTerminal(screen)
         self.sink = RecordingSink()
         self.worker = ManualWorker()
-        self.c = Controller(Config(**{"debounce_ms": 0, **cfg}), self.sink, worker=self.worker,
-                            injector=FakeInjector(), suppressor=FakeSuppressor(), focus=TerminalWindow(self.bus))
+        self.c, self.keys = overlay(Config(**{"debounce_ms": 0, **cfg}), self.sink, FakeSuppressor(), FakeInjector(),
+                                    worker=self.worker, focus=TerminalWindow(self.bus))
         self.c.start()
         self.c.on_focus()
 
@@ -103,12 +102,12 @@ class Rig:
         """Each key as the listener reports it, then the terminal's echo (or
         none) and the accessibility event that makes the controller read it."""
         for ch in text:
-            self.c.on_key(event(ch))
+            self.keys.on_key(event(ch))
             self.bus.screen += ch if echo else feedback
             self.c.on_field_event()
 
     def enter(self, output: str) -> None:
-        self.c.on_key(event("\n"))
+        self.keys.on_key(event("\n"))
         self.bus.screen += "\n"
         self.c.on_field_event()
         self.bus.screen += output
@@ -163,10 +162,10 @@ def test_keys_typed_before_the_prompt_appears_reach_no_worker():
     prompt; they are not shown on the caret's line, so nothing is asked."""
     r = Rig()
     r.type("ssh host")
-    r.c.on_key(event("\n"))
+    r.keys.on_key(event("\n"))
     requests = len(r.worker.requests)
     for ch in "hunter2":
-        r.c.on_key(event(ch))
+        r.keys.on_key(event(ch))
     r.c.on_field_event()
     assert len(r.worker.requests) == requests
     r.bus.screen += "\nalice@host's password: "

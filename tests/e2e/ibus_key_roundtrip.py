@@ -92,7 +92,7 @@ def serve_ghosttype(address: str, sender: str, config_dir: str, options: str, tr
     lifecycle = Lifecycle(pathlib.Path(config_dir) / "config.toml", overrides)
     config = lifecycle.load()
     frontend = IBusFrontend()
-    controller = Controller(config, frontend, injector=frontend, suppressor=frontend)
+    controller = Controller(config, frontend)
     frontend.attach(controller)
     lifecycle.adopt(controller, frontend)
     service = IBusService(address, frontend, daemon_sender=sender)

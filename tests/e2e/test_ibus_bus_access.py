@@ -105,8 +105,7 @@ def engine_behind_ibus(tmp_path):
     with ibus_daemon(tmp_path) as address:
         frontend = IBusFrontend()
         worker = ManualWorker()
-        controller = Controller(Config(debounce_ms=0), frontend, worker=worker, injector=frontend,
-                                suppressor=frontend)
+        controller = Controller(Config(debounce_ms=0), frontend, worker=worker)
         frontend.attach(controller)
         controller.start()
         service = IBusService(address, frontend)  # the default: answers ibus-daemon alone
@@ -170,5 +169,5 @@ def test_only_ibus_daemon_may_call_the_engine(engine_behind_ibus):
     app.type("Hi")
     assert worker.last[1] == "Hi"
     app.commits(timeout=0.3)  # what focus-in sent
-    frontend.type_text("there")
+    engine.commit("there")  # what an accepted suggestion sends
     assert app.commits() == ["there"]

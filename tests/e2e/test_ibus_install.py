@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from daemon.frontends.ibus import shell_extension
+from daemon.frontends.ibus.inline import shell_extension
 
 from tests.e2e.ibus_desktop import ROOT, ibus_installed_desktop, wait_for_preedit  # noqa: F401  (fixture)
 from tests.e2e.xserver import wait_until, xvfb  # noqa: F401  (fixture)

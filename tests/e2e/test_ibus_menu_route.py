@@ -42,7 +42,7 @@ def test_an_input_contexts_property_activate_changes_no_setting(tmp_path, enable
     with ibus_daemon(tmp_path) as address:
         frontend = IBusFrontend()
         worker = ManualWorker()
-        controller = Controller(load_config(path), frontend, worker=worker, injector=frontend, suppressor=frontend)
+        controller = Controller(load_config(path), frontend, worker=worker)
         frontend.attach(controller)
         frontend.actions = UserActions(path, lambda: controller.config, controller.apply_config)
         controller.start()

@@ -87,9 +87,10 @@ def test_wheel_contents(dists):
     for needed in ("daemon/__main__.py", "daemon/autostart.py", "daemon/commands/autostart.py",
                    "daemon/cpc/beam.py", "daemon/backends/llamacpp/llama.py", "ui/app.py",
                    # what `ghosttype ibus install` and `ghosttype kde install` put in place or build
-                   "daemon/frontends/ibus/gnome_shell/extension.js", "daemon/frontends/ibus/kwin/CMakeLists.txt",
-                   "daemon/frontends/ibus/kwin/ghosteffect.cpp", "daemon/frontends/ibus/kwin/ghosteffect.h",
-                   "daemon/frontends/ibus/kwin/main.cpp", "daemon/frontends/ibus/kwin/metadata.json"):
+                   "daemon/frontends/ibus/inline/gnome_shell/extension.js", "daemon/frontends/ibus/inline/kwin/CMakeLists.txt",
+                   "daemon/frontends/ibus/inline/protocol.xml",
+                   "daemon/frontends/ibus/inline/kwin/ghosteffect.cpp", "daemon/frontends/ibus/inline/kwin/ghosteffect.h",
+                   "daemon/frontends/ibus/inline/kwin/main.cpp", "daemon/frontends/ibus/inline/kwin/metadata.json"):
         assert needed in names, needed
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n or n.endswith(".pyc")]
     assert not [n for n in names if n.endswith(".md")], "the notes beside the code belong to the sdist only"

@@ -200,7 +200,7 @@ def test_off_in_the_last_application_and_todays_counts(qapp: QApplication, tmp_p
         assert not applied[-1].is_denied("xterm") and not load_config(config_path).is_denied("xterm")
         assert "keepassxc" in applied[-1].denylist  # the defaults stay
 
-        counters.update({"new_suggestions": 4, "accepted": 2, "injected_chars": 20})
+        counters.update({"new_suggestions": 4, "accepted": 2, "accepted_chars": 20})
         recorder.flush()
         tray.set_status("ready")
         assert tray.icon is not None

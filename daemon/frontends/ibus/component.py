@@ -43,7 +43,7 @@ from typing import Mapping, Optional
 from xml.sax.saxutils import escape
 
 from daemon.checks import CheckResult
-from daemon.frontends.ibus import kwin_effect, shell_extension
+from daemon.frontends.ibus.inline import kwin_effect, shell_extension
 from daemon.frontends.ibus.bus import ibus_address
 from daemon.frontends.ibus.safepath import first_unsafe, installation_files
 from daemon.frontends.ibus.service import ENGINE_NAME, component

@@ -11,9 +11,9 @@ calls, and the controller's decisions into the engine's signals through an
 
 Rules worth knowing:
 
-* Keys pass through (``process_key`` returns False) unless a suggestion is
-  being accepted (Tab, Ctrl+Right: consumed, press and release) or dismissed
-  (Esc: consumed).  The application inserts typed characters itself.
+* Keys pass through (``process_key`` returns False) unless an accept key
+  inserts something (``Controller.accept``; committed here, Tab or Ctrl+Right
+  consumed, press and release) or Esc dismisses a suggestion (consumed).
 * **What is on screen and what the engine believes never diverge.**  A key
   passes through only after ``process_key`` has answered, so nothing the
   engine shows while handling a key may reach the application before that
@@ -44,12 +44,10 @@ Rules worth knowing:
   re-synchronised from the field's own surrounding text when the client sends
   one (GTK, Qt, Firefox): when that text does not continue what we tracked
   (a click, an edit by the application), the field's text wins.  A field
-  that reports its text late (Firefox on KWin) is not a change:
-  :class:`~daemon.frontends.ibus.clients.LateEchoes` tells its late echoes
-  from edits.
+  that reports its text late (Firefox on KWin) is not a change
+  (:class:`~daemon.frontends.ibus.clients.LateEchoes` tells echoes from edits).
 * Each focus-in starts a new field id; a result for an older field is dropped
-  by the controller (its buffer generation moved on), and showing goes only to
-  the engine focused now.
+  (its buffer generation moved on); showing goes to the focused engine only.
 * Privacy: PASSWORD / PIN purposes and the PRIVATE hint are treated like a
   password field (no capture, no suggestion); TERMINAL follows the
   ``ibus_terminals`` setting, and its keys wait until the terminal shows them
@@ -72,9 +70,9 @@ Rules worth knowing:
   that offers its text and never sends any (konsole on KWin) gets nothing.
   A client without the capability (XIM, a GTK widget with no text to give:
   GTK's module drops the capability there) cannot tell: its keys go on,
-  held ones first, and the ``unknown_fields`` setting decides; the denylist applies to the application named
-  in the IBus client name (``gtk3-im:gedit`` -> ``gedit``; GNOME Shell on
-  Wayland names every client ``gnome-shell``, so there it cannot apply).
+  held ones first, and ``unknown_fields`` decides; the denylist applies to the
+  IBus client's name (``gtk3-im:gedit`` -> ``gedit``; not on GNOME Wayland,
+  where every client is ``gnome-shell``).
 
 Threads: ibus calls arrive on the D-Bus thread; results arrive on the worker
 thread through the sink.
@@ -99,6 +97,7 @@ from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
 from daemon.frontends.ibus.frontend import EngineOutput, IBusFrontend
 from daemon.frontends.ibus.keys import key_event
 from daemon.frontends.ibus.terminal_echo import TerminalEcho
+from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)
 
@@ -238,12 +237,12 @@ class Engine:
         controller = self.controller
         if (controller.visible and not self.terminal.waiting
                 and (self._shown[1] != "shell" or self.frontend.shell.drawn(controller.visible))):
-            cfg = controller.config
-            if self.frontend.armed and spec in (cfg.accept_key, cfg.accept_word_key):
+            piece = controller.accept(spec)  # None: not an accept key, or nothing readable to insert
+            if piece is not None:
                 self._swallow(keyval)
-                self.frontend.accept(spec)
+                controller.inserted(self.commit(piece))
                 return True
-            if spec == cfg.dismiss_key or event.kind is Kind.ESCAPE:
+            if spec == controller.config.dismiss_key or event.kind is Kind.ESCAPE:
                 controller.on_key(event)
                 self._swallow(keyval)
                 return True
@@ -398,10 +397,17 @@ class Engine:
                           shift.dx, self.trail.late)
             self.frontend.shell.caret_moved(shift)
 
-    def commit(self, text: str) -> None:
-        """Put ``text`` into the field (an accepted suggestion)."""
-        self.trail.changed(len(text), line_break="\n" in text)
-        self.output.commit_text(text)
+    def commit(self, text: str) -> bool:
+        """Put ``text`` into the field (an accepted suggestion); False when that failed."""
+        try:
+            if self.frontend.shell is not None:
+                self.frontend.shell.caret_pending()  # draw the next suggestion where the caret goes
+            self.trail.changed(len(text), line_break="\n" in text)
+            self.output.commit_text(text)
+        except Exception as e:
+            log.error("committing %d characters failed: %s", len(text), describe_exception(e))
+            return False
+        return True
 
     def property_activate(self, name: str, state: int) -> None:
         """A menu entry chosen, by the panel or by any IBus client: see :mod:`menu`."""
@@ -499,7 +505,6 @@ class Engine:
         if controller is None:
             return
         st = controller.state()
-        status, message = self.frontend.status
         props = menu.entries(st.enabled, st.paused, *self.frontend.status, self.frontend.actions, self.app_id())
         if update:
             for p in props:

@@ -1,24 +1,22 @@
 """The IBus engine's side towards the controller: one object per process.
 
 :class:`IBusFrontend` is what the shared :class:`~daemon.controller.Controller`
-talks to: its :class:`~daemon.controller.UiSink` (show / hide / status), its
-:class:`~daemon.controller.ports.TextInjector` (commit) and its
-:class:`~daemon.controller.ports.KeySuppressor` (while a suggestion is
-visible the accept keys are consumed instead of passed on).  Everything it
-shows or commits goes to the focused engine object
+talks to: its :class:`~daemon.controller.UiSink` (show / hide / status).
+Everything it shows goes to the focused engine object
 (:class:`daemon.frontends.ibus.engine.Engine`, one per input context) only.
+Accepting needs nothing of it: the engine that has an accept key asks the
+controller what it inserts and commits that itself.
 
 Threads: results arrive on the worker thread through the sink.  The
-frontend's own lock guards only which engine is focused and whether keys are
-armed, and is never held while calling the controller (which may call back
-into the sink).
+frontend's own lock guards only which engine is focused, and is never held
+while calling the controller (which may call back into the sink).
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from typing import Callable, Optional, Protocol
+from typing import Optional, Protocol
 
 from daemon.controller import Controller, Drawn
 from daemon.controller.ports import Rect
@@ -48,31 +46,22 @@ class FieldEngine(Protocol):
 
     def display(self, text: str, drawn: Optional[Drawn] = None) -> None: ...
 
-    def commit(self, text: str) -> None: ...
-
     def focus_out(self) -> None: ...
 
     def publish_properties(self, update: bool) -> None: ...
 
 
 class IBusFrontend:
-    """The controller's sink, injector and key suppressor; see the module docstring.
+    """The controller's sink; see the module docstring.
 
-    Construct, build the :class:`Controller` with this object as ``sink``,
-    ``injector`` and ``suppressor``, then :meth:`attach`.
+    Construct, build the :class:`Controller` with this object as its sink,
+    then :meth:`attach`.
     """
-
-    #: Swallowed accept keys never reach a key listener here (the engine
-    #: consumed them), so the controller must not wait for an echo of them.
-    listener_sees_swallowed = False
-    #: Committed text does not come back as key events.
-    echoes = False
 
     def __init__(self, prediction_hint: bool = False) -> None:
         self._lock = threading.Lock()
         self._focused: Optional[FieldEngine] = None
         self._engines: list[FieldEngine] = []
-        self._on_accept: Optional[Callable[[str], None]] = None
         self._status: tuple[str, str] = ("loading", "")
         self._field_ids = itertools.count(1)
         self.controller: Optional[Controller] = None
@@ -118,18 +107,6 @@ class IBusFrontend:
             return False
 
     @property
-    def armed(self) -> bool:
-        with self._lock:
-            return self._on_accept is not None
-
-    def accept(self, spec: str) -> None:
-        """The focused engine consumed an armed accept key."""
-        with self._lock:
-            on_accept = self._on_accept
-        if on_accept is not None:
-            on_accept(spec)
-
-    @property
     def status(self) -> tuple[str, str]:
         return self._status
 
@@ -151,29 +128,3 @@ class IBusFrontend:
             engines = list(self._engines)
         for engine in engines:
             engine.publish_properties(update=True)
-
-    # -- TextInjector -----------------------------------------------------------------
-
-    def type_text(self, text: str) -> None:
-        engine = self.focused
-        if engine is None:
-            raise RuntimeError("no focused input context to commit to")
-        if self.shell is not None:
-            self.shell.caret_pending()  # draw the next suggestion where the caret goes
-        engine.commit(text)
-
-    # -- KeySuppressor ----------------------------------------------------------------
-
-    def arm(self, on_key: Callable[[str], None]) -> None:
-        with self._lock:
-            self._on_accept = on_key
-
-    def disarm(self) -> None:
-        with self._lock:
-            self._on_accept = None
-
-    def set_keys(self, keys) -> None:
-        """Nothing to grab: the engine reads the accept keys from the config at each key."""
-
-    def close(self) -> None:
-        self.disarm()

@@ -23,11 +23,12 @@ from typing import Callable, Optional
 from daemon import __version__
 from daemon.checks import program_version
 from daemon.controller import Controller
-from daemon.frontends.ibus import shell_extension, wire
+from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.inline import shell_extension
 from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
-from daemon.frontends.ibus.compositor import program
+from daemon.frontends.ibus.inline.compositor import program
 from daemon.frontends.ibus.frontend import IBusFrontend
-from daemon.frontends.ibus.shell_ghost import ShellGhost
+from daemon.frontends.ibus.inline.shell_ghost import ShellGhost
 from daemon.lifecycle import Lifecycle
 from daemon.user_actions import UserActions
 
@@ -135,9 +136,9 @@ class EngineProcess:
             raise IBusUnavailable("no ibus-daemon is running for this session (start it with `ibus-daemon -d`, "
                                   "or select ghosttype as an input source)")
         frontend = IBusFrontend()
-        controller = Controller(config, frontend, injector=frontend, suppressor=frontend)
+        controller = Controller(config, frontend)
         frontend.attach(controller)
-        stats = lifecycle.adopt(controller, frontend)
+        stats = lifecycle.adopt(controller)
         frontend.actions = UserActions(self.config_path, lambda: controller.config, lifecycle.on_config_change, stats)
         # Register before anything slow (the model loads on the worker's
         # thread afterwards): a desktop gives a selected engine only a few

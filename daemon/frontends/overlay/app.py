@@ -2,10 +2,10 @@
 
 No logic lives here beyond the order of construction and tear-down:
 
-    keyboard (pynput threads) -> Controller -> SuggestionWorker (model thread)
-    Controller -> UiSink (front end's mailbox) -> overlay / tray
+    keyboard (pynput threads) -> AcceptKeys.on_key -> Controller -> SuggestionWorker (model thread)
+    Controller -> AcceptKeys (arms the KeySuppressor once drawn) -> UiSink (front end's mailbox) -> overlay / tray
     KeySuppressor (X thread, or a filter in the keyboard hook on Windows/macOS)
-        -> Controller.on_suppressed_key -> TextInjector
+        -> AcceptKeys.on_grabbed -> Controller.accept, then TextInjector, then Controller.inserted
     ConfigWatcher (watchdog thread) -> Controller.apply_config
     StatsRecorder (its own thread) reads Controller.counters -> the stats file
     tray's "Off in <app>", "Settings..." -> UserActions -> config file, Controller
@@ -26,6 +26,7 @@ from typing import Callable, Optional, Protocol
 
 from daemon.controller import Controller, UiSink
 from daemon.frontends.base import PlatformError
+from daemon.frontends.overlay.accept_keys import AcceptKeys
 from daemon.frontends.overlay.event_pump import EventPump
 from daemon.frontends.overlay.focus_memory import FocusMemory
 from daemon.frontends.overlay.keyboard import KeyboardSource
@@ -72,6 +73,7 @@ class _Runtime:
     platform: Platform
     frontend: FrontEnd
     controller: Controller
+    accept_keys: AcceptKeys
     keyboard: KeyboardSource
     stop: threading.Event
     field_events: Optional[EventPump] = None
@@ -121,24 +123,19 @@ class Daemon:
             raise StartupError(str(e)) from None
         scale_holder[0] = frontend.scale
 
-        controller = Controller(
-            config,
-            frontend.sink,
-            injector=platform.injector,
-            suppressor=platform.suppressor,
-            focus=focus,
-            caret=platform.caret,
-        )
+        accept_keys = AcceptKeys(frontend.sink, platform.suppressor, platform.injector)
+        controller = Controller(config, accept_keys, focus=focus, caret=platform.caret)
+        accept_keys.attach(controller)
         controller_box.append(controller)
-        actions.stats = lifecycle.adopt(controller, platform.suppressor)
+        actions.stats = lifecycle.adopt(controller, accept_keys)
         lifecycle.start()
         field_events = self._follow_field_events(platform, controller)
 
-        keyboard = KeyboardSource(controller.on_key, hook=platform.listener_hook)
+        keyboard = KeyboardSource(accept_keys.on_key, hook=platform.listener_hook)
         keyboard.start()
         lifecycle.watch()
         stop = threading.Event()
-        self._rt = _Runtime(platform, frontend, controller, keyboard, stop, field_events)
+        self._rt = _Runtime(platform, frontend, controller, accept_keys, keyboard, stop, field_events)
         threading.Thread(target=self._housekeeping, name="ghosttype-watchdog", daemon=True).start()
         log.info("config %s", self.config_path)
         STATUS_LOG.info("%s", startup_line(config, platform.name))
@@ -169,7 +166,8 @@ class Daemon:
                 if tick % ticks_per_watchdog == 0:
                     if rt.keyboard.watchdog():
                         log.warning("keyboard listener had stopped; restarted it")
-                    log.debug("state: %s; counters: %s; worker: %s", rt.controller.state(), dict(rt.controller.counters),
+                    log.debug("state: %s; counters: %s; accept keys: %s; worker: %s", rt.controller.state(),
+                              dict(rt.controller.counters), dict(rt.accept_keys.counters),
                               self.lifecycle.worker.stats if self.lifecycle.worker is not None else None)
             except Exception:  # housekeeping must never end the daemon
                 log.exception("housekeeping failed")

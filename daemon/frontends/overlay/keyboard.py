@@ -39,7 +39,7 @@ def hook_options(hook: Optional[ListenerHook], listener: Callable[[], Any]) -> d
 
     * ``darwin_intercept(event_type, event)``: returning None drops the event.
       pynput has already reported the press to ``on_press`` by then, so the
-      controller sees swallowed keys on macOS (its ``SwallowLedger`` pairs them).
+      listener sees swallowed keys on macOS (``AcceptKeys``' ``SwallowLedger`` pairs them).
     * ``win32_event_filter(msg, data)``: ``suppress_event()`` drops it before
       ``on_press``; returning True lets pynput report it as usual.
     """

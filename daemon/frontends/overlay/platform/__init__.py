@@ -23,8 +23,9 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
-from daemon.controller.ports import CaretLocator, FocusInfo, KeySuppressor, TextInjector
+from daemon.controller.ports import CaretLocator, FocusInfo
 from daemon.frontends.base import ListenerHook, PlatformError
+from daemon.frontends.overlay.platform.ports import KeySuppressor, TextInjector
 from daemon.frontends.session import DisplayServer, Session, detect_session
 
 log = logging.getLogger(__name__)

@@ -136,8 +136,8 @@ class HookKeySuppressor:
     * Each swallowed press is reported once to the ``on_key`` that was armed
       at that moment, on the dispatch thread.  ``on_key`` may therefore run
       just after ``disarm()`` returned, for a press swallowed just before it
-      (the controller then types a plain Tab itself, see
-      ``Controller.on_suppressed_key``).  Auto-repeat presses count as presses.
+      (a Tab with nothing left to accept is then typed as a plain Tab, see
+      :class:`~daemon.frontends.overlay.accept_keys.AcceptKeys`).  Auto-repeat presses count as presses.
     """
 
     def __init__(self, keys: Sequence[str], parse: Callable[[Sequence[str]], list[HookKey]],

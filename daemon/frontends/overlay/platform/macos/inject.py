@@ -54,8 +54,6 @@ class MacTextInjector:
     is how the keyboard listener and the accept-key filter recognise them.
     """
 
-    echoes = True  #: typed text comes back through the keyboard listener
-
     def __init__(self) -> None:
         import Quartz
 

@@ -124,8 +124,6 @@ class WindowsTextInjector:
     fewer events than given, and this raises ``PlatformError`` saying so.
     """
 
-    echoes = True  #: typed text comes back through the keyboard listener
-
     def __init__(self, is_down: Optional[Callable[[int], bool]] = None) -> None:
         self._user32 = user32()
         self._is_down = is_down or (lambda vk: bool(self._user32.GetAsyncKeyState(vk) & 0x8000))

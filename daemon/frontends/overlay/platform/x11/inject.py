@@ -58,8 +58,6 @@ class X11TextInjector:
     text directly.
     """
 
-    echoes = True  #: typed text comes back through the keyboard listener
-
     def __init__(self, display_name: str | None = None, grace_s: float = 0.1,
                  restore_after_s: float = 1.0) -> None:
         self._display = open_display(display_name)

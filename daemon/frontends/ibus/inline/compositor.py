@@ -1,5 +1,5 @@
 """Which program is behind a session-bus connection, for the inline link
-(:mod:`~daemon.frontends.ibus.shell_ghost`).
+(:mod:`~daemon.frontends.ibus.inline.shell_ghost`).
 
 Any program of the user can own ``org.gnome.Shell`` where GNOME Shell does not
 run (on Plasma nobody owns it), or ``org.kde.KWin`` where KWin does not, and
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from .safepath import UnsafePath, check_path
+from ..safepath import UnsafePath, check_path
 
 #: The executables each desktop's name must belong to (the name of ``/proc/PID/exe``).
 COMPOSITORS = {

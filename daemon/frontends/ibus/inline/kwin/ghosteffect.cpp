@@ -32,28 +32,26 @@
 namespace KWin
 {
 
-static const QString s_busName = QStringLiteral("org.freedesktop.IBus.GhostType.Shell");
-static const QString s_objectPath = QStringLiteral("/org/freedesktop/IBus/GhostType/Shell");
-// 2: Offset; 3: Watch and Caret (KWin's own caret, which the engine gets no other way here);
-// 4: Register (the registered engine alone is served), Hidden after every hide, sent to the engine
-// alone, and the bound on Show's text.
-static constexpr uint s_version = 4;
-// The longest text Show accepts, in characters (shell_ghost.py's MAX_TEXT_CHARS).
-static constexpr qsizetype s_maxChars = 256;
+// The protocol's names, version and bound: protocol.xml, read by CMakeLists.txt (what each version added:
+// that file).
+static const QString s_busName = QStringLiteral(GHOSTTYPE_INTERFACE);
+static const QString s_objectPath = QStringLiteral(GHOSTTYPE_ObjectPath);
+static constexpr uint s_version = GHOSTTYPE_Version;
+// The longest text Show accepts, in characters.
+static constexpr qsizetype s_maxChars = GHOSTTYPE_MaxTextChars;
 // Read by `ghosttype doctor` from the installed file: the KWin release this was built for.
 [[gnu::used]] static const char s_builtFor[] = "ghosttype-kwin-effect built for KWin " GHOSTTYPE_KWIN_VERSION;
-// A grey that reads as a suggestion on light and dark fields (the GNOME extension's).
-static const QColor s_grey(0x8c, 0x8c, 0x8c);
-// Less room than this right of the caret (logical pixels): nothing is drawn.
-static constexpr qreal s_minRoom = 24;
-// Kept free at the window's right edge.
-static constexpr qreal s_edge = 4;
-// Text height as a share of the caret's height (a caret spans the line).
-static constexpr qreal s_textOfCaret = 0.82;
+// The placement the GNOME extension shares (protocol.xml): the grey that reads as a suggestion on light
+// and dark fields; less room than s_minRoom right of the caret (logical pixels): nothing is drawn; s_edge
+// kept free at the window's right edge; text height as a share of the caret's height (a caret spans the line).
+static const QColor s_grey = QColor::fromRgb(QRgb(0xff000000u | GHOSTTYPE_Grey));
+static constexpr qreal s_minRoom = GHOSTTYPE_MinRoomPx;
+static constexpr qreal s_edge = GHOSTTYPE_EdgePx;
+static constexpr qreal s_textOfCaret = GHOSTTYPE_TextOfCaret;
 // A text-input state not applied after this long: KWin's caret is stale (an application redraws its
 // surface within a few frames of its text-input commit; Firefox may not for many keys).
-static constexpr qint64 s_staleMs = 300;
-static const QString s_staleError = QStringLiteral("org.freedesktop.IBus.GhostType.Shell.Error.StaleCaret");
+static constexpr qint64 s_staleMs = GHOSTTYPE_StaleCaretMs;
+static const QString s_staleError = QStringLiteral(GHOSTTYPE_StaleCaretError);
 
 // Only root can change the file or directory at path: owned by root, writable by no one else.
 static bool rootOnly(const QString &path)
@@ -240,6 +238,16 @@ void GhostService::emitHidden()
     QDBusConnection::sessionBus().send(QDBusMessage::createTargetedSignal(m_engine, s_objectPath, s_busName, QStringLiteral("Hidden")));
 }
 
+void GhostService::emitVisible(uint chars)
+{
+    if (m_engine.isEmpty()) {
+        return;
+    }
+    QDBusMessage msg = QDBusMessage::createTargetedSignal(m_engine, s_objectPath, s_busName, QStringLiteral("Visible"));
+    msg << chars;
+    QDBusConnection::sessionBus().send(msg);
+}
+
 GhostEffect::GhostEffect()
     : m_service(new GhostService(this))
 {
@@ -253,9 +261,11 @@ GhostEffect::GhostEffect()
     }
     connect(effects, &EffectsHandler::windowActivated, this, [this]() {
         m_caret.reset();
+        watchWindow();
         lost();
         follow();
     });
+    watchWindow();
     // Nothing is drawn while the screen is locked (this effect paints above everything, the lock
     // screen included): locking takes the text off the screen and the engine hears Hidden.
     connect(effects, &EffectsHandler::screenAboutToLock, this, &GhostEffect::lost);
@@ -292,6 +302,20 @@ GhostEffect::~GhostEffect()
     }
 }
 
+// The focused window moved or changed size (the application resized itself, the user dragged it): KWin's caret
+// for it is where it was, and the text would stand there, outside the window; it goes (the engine hears Hidden)
+// until the field reports its caret again.
+void GhostEffect::watchWindow()
+{
+    disconnect(m_frameWatch);
+    if (EffectWindow *window = effects->activeWindow()) {
+        m_frameWatch = connect(window, &EffectWindow::windowFrameGeometryChanged, this, [this]() {
+            m_caret.reset();
+            lost();
+        });
+    }
+}
+
 // The focused field's surface: each of its commits applies what its text input committed before.
 void GhostEffect::watchSurface()
 {
@@ -317,7 +341,7 @@ bool GhostEffect::isActive() const
 uint GhostEffect::show(const QString &text)
 {
     m_text = text;
-    refit();
+    refit(true);
     return m_placed ? m_placed->chars : 0;
 }
 
@@ -340,15 +364,18 @@ void GhostEffect::lost()
     hide();
 }
 
-void GhostEffect::refit()
+void GhostEffect::refit(bool answering)
 {
     const bool shown = m_placed.has_value();
+    const uint before = shown ? m_placed->chars : 0;
     redraw();
     if (!m_placed) {
         m_text.clear();
         if (shown) {
             m_service->emitHidden(); // whatever took it away, the engine stops counting it as drawn
         }
+    } else if (shown && !answering && m_placed->chars != before) {
+        m_service->emitVisible(m_placed->chars); // Tab inserts what the screen shows
     }
 }
 

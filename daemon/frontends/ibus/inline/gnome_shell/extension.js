@@ -26,8 +26,11 @@
 // screen is locked.  A text of more than MAX_TEXT_CHARS characters is refused
 // (InvalidArgs) without being measured.  Whenever text leaves the screen (the
 // focus or the caret moved, no room left, the screen locked, Hide, a refused
-// Show), the Hidden signal says so; it carries no text.  The text is never
-// logged or stored.
+// Show), the Hidden signal says so; it carries no text.  Whenever the text on
+// screen is placed again without a Show (the caret moved, an Offset) and a
+// different number of its characters is visible in full, the Visible signal
+// says how many: what Tab inserts is what the screen shows.  Both go to the
+// engine alone.  The text is never logged or stored.
 //
 // Offset(known, x, y, dx) comes before each Show: applications mean different
 // things by their caret rectangle (a thin caret; Qt's line edit a 10 px box
@@ -48,46 +51,36 @@ import * as IBusManager from 'resource:///org/gnome/shell/misc/ibusManager.js';
 import * as Main from 'resource:///org/gnome/shell/ui/main.js';
 import {Extension, InjectionManager} from 'resource:///org/gnome/shell/extensions/extension.js';
 
-const BUS_NAME = 'org.freedesktop.IBus.GhostType.Shell';
-const OBJECT_PATH = '/org/freedesktop/IBus/GhostType/Shell';
-const INTERFACE = `<node>
-  <interface name="${BUS_NAME}">
-    <method name="Register"/>
-    <method name="Show">
-      <arg type="s" direction="in" name="text"/>
-      <arg type="b" direction="out" name="drawn"/>
-      <arg type="u" direction="out" name="chars"/>
-    </method>
-    <method name="Offset">
-      <arg type="b" direction="in" name="known"/>
-      <arg type="i" direction="in" name="x"/>
-      <arg type="i" direction="in" name="y"/>
-      <arg type="i" direction="in" name="dx"/>
-    </method>
-    <method name="Hide"/>
-    <signal name="Hidden"/>
-    <property name="Version" type="u" access="read"/>
-  </interface>
-</node>`;
-// 2: Offset; 3: (KWin's Watch); 4: Register (the registered engine alone is served), Hidden after
-// every hide, sent to the engine alone, and the bound on Show's text.
-const VERSION = 4;
-// The longest text Show accepts, in characters (shell_ghost.py's MAX_TEXT_CHARS).
-const MAX_TEXT_CHARS = 256;
+// The protocol, as protocol.xml (installed beside this file; the one place it is written) defines
+// it: the interface served, its version, the bound on Show's text and the placement KWin's effect shares.
+const INTERFACE = new TextDecoder().decode(Gio.File.new_for_uri(import.meta.url).get_parent()
+    .get_child('protocol.xml').load_contents(null)[1]);
+
+function constant(name) {
+    const found = INTERFACE.match(new RegExp(`<annotation name="org\\.freedesktop\\.IBus\\.GhostType\\.${name}" value="([^"]*)"`));
+    if (!found)
+        throw new Error(`protocol.xml names no ${name}`);
+    return found[1];
+}
+
+const BUS_NAME = INTERFACE.match(/<interface name="([^"]+)"/)[1];
+const OBJECT_PATH = constant('ObjectPath');
+const VERSION = Number(constant('Version'));
+// The longest text Show accepts, in characters.
+const MAX_TEXT_CHARS = Number(constant('MaxTextChars'));
 // How ibus-daemon starts ghosttype's engine from its component file: the command ends with these
 // (component.py's engine_command).
 const ENGINE_ARGS = ['ibus', 'run', '--ibus'];
 const ACCESS_DENIED = 'org.freedesktop.DBus.Error.AccessDenied';
 const INVALID_ARGS = 'org.freedesktop.DBus.Error.InvalidArgs';
 
-// A grey that reads as a suggestion on light and dark fields.
-const GREY = '#8c8c8c';
-// Less room than this right of the caret (logical pixels): nothing is drawn.
-const MIN_ROOM_PX = 24;
-// Kept free at the window's right edge.
-const EDGE_PX = 4;
-// Text height as a share of the caret's height (a caret spans the line).
-const TEXT_OF_CARET = 0.82;
+// A grey that reads as a suggestion on light and dark fields; less room than MIN_ROOM_PX right of the caret
+// (logical pixels): nothing is drawn; EDGE_PX kept free at the window's right edge; text height as a share
+// of the caret's height (a caret spans the line).
+const GREY = constant('Grey');
+const MIN_ROOM_PX = Number(constant('MinRoomPx'));
+const EDGE_PX = Number(constant('EdgePx'));
+const TEXT_OF_CARET = Number(constant('TextOfCaret'));
 
 // The screen is locked, or its shield is coming up: nothing is drawn (metadata.json keeps the
 // extension, and so its bus name, across the lock screen; its label would stand above the shield).
@@ -133,9 +126,11 @@ function isEngine(pid) {
 }
 
 class InlineGhost {
-    constructor(onHidden) {
+    constructor(onHidden, onVisible) {
         this._onHidden = onHidden;
+        this._onVisible = onVisible;
         this._text = '';
+        this._chars = 0; // the characters of this._text visible in full, as last answered or signalled
         const popup = IBusManager.getIBusManager()._candidatePopup;
         const cursor = popup._dummyCursor;
         // the caret in stage coordinates, as GNOME Shell places its popup (updated below); null: not
@@ -144,7 +139,9 @@ class InlineGhost {
         // {x, y, dx}: start dx px right of the caret's left edge while it is the rectangle at (x, y) (see Offset)
         this._offset = null;
         this._label = new St.Label({reactive: false, visible: false});
-        this._label.clutter_text.ellipsize = Pango.EllipsizeMode.END;
+        // cut by _place (the characters that fit in full, then an ellipsis), never by Pango: what is drawn is the
+        // count Show answers with, as in KWin's effect
+        this._label.clutter_text.ellipsize = Pango.EllipsizeMode.NONE;
         this._measure = new St.Label({reactive: false, opacity: 0});
         // beside the popup's caret actor: the input-method group (51), the UI group before; both at the stage's origin
         cursor.get_parent().add_child(this._measure);
@@ -157,13 +154,35 @@ class InlineGhost {
         });
         this._focusId = global.display.connect('notify::focus-window', () => {
             this._caret = null;
+            this._followWindow(global.display.focus_window);
             this._lost();
         });
+        this._window = null; // the focused window, whose moves and resizes take the text away
+        this._windowIds = [];
+        this._followWindow(global.display.focus_window);
         this._ibusFocusId = IBusManager.getIBusManager().connect('focus-out', () => this._lost());
         this._modeId = Main.sessionMode.connect('updated', () => this._lockChanged());
         this._shieldIds = Main.screenShield
             ? ['active-changed', 'locked-changed'].map(s => Main.screenShield.connect(s, () => this._lockChanged()))
             : [];
+    }
+
+    // The focused window moved or changed size (the application resized itself, the user dragged it): the caret
+    // GNOME Shell has for it is where it was, and the text would stand there, over anything, outside the window;
+    // it goes (the engine hears Hidden) until the application reports its caret again.
+    _followWindow(win) {
+        for (const id of this._windowIds) {
+            try {
+                this._window.disconnect(id);
+            } catch {
+                // the window is gone, and its handlers with it
+            }
+        }
+        this._window = win;
+        this._windowIds = win ? ['size-changed', 'position-changed'].map(s => win.connect(s, () => {
+            this._caret = null;
+            this._lost();
+        })) : [];
     }
 
     // Locking takes the text off the screen (the engine hears Hidden); nothing is drawn until unlocked.
@@ -175,6 +194,7 @@ class InlineGhost {
     destroy() {
         this._injections.clear();
         global.display.disconnect(this._focusId);
+        this._followWindow(null);
         IBusManager.getIBusManager().disconnect(this._ibusFocusId);
         Main.sessionMode.disconnect(this._modeId);
         for (const id of this._shieldIds)
@@ -187,6 +207,7 @@ class InlineGhost {
     show(text) {
         this._text = text;
         const chars = this._place();
+        this._chars = chars;
         if (chars === 0)
             this.hide();
         return chars;
@@ -194,14 +215,28 @@ class InlineGhost {
 
     offset(known, x, y, dx) {
         this._offset = known ? {x, y, dx} : null;
-        if (this._text && this._place() === 0)
+        this._placeAgain();
+    }
+
+    // The text shown is placed again (the caret moved, an Offset): it goes when it no longer fits; the engine
+    // hears when another number of its characters is visible in full (the edge cuts it elsewhere).
+    _placeAgain() {
+        if (!this._text)
+            return;
+        const chars = this._place();
+        if (chars === 0) {
             this.hide();
+        } else if (chars !== this._chars) {
+            this._chars = chars;
+            this._onVisible(chars);
+        }
     }
 
     // Takes the text off the screen; the engine hears Hidden when some was there, whoever asked.
     hide() {
         const shown = this._label.visible;
         this._text = '';
+        this._chars = 0;
         this._label.text = '';
         this._label.hide();
         if (shown)
@@ -237,10 +272,10 @@ class InlineGhost {
         const [, natural] = this._label.get_preferred_width(-1);
         let chars = [...this._text].length;
         if (natural > room) {
-            this._label.set_width(room);
             chars = this._fitting(room);
             if (chars === 0)
                 return 0;
+            this._label.text = `${[...this._text].slice(0, chars).join('')}\u2026`;
         }
         const [, height] = this._label.get_preferred_height(-1);
         this._label.set_position(x, Math.round(y + (h - height) / 2));
@@ -270,8 +305,7 @@ class InlineGhost {
     // The caret moved (the application redrew after a key): follow it, or hide when it no longer fits.
     _follow(caret) {
         this._caret = caret;
-        if (this._text && this._place() === 0)
-            this.hide();
+        this._placeAgain();
     }
 
     _lost() {
@@ -283,7 +317,7 @@ export default class GhostTypeExtension extends Extension {
     enable() {
         this._engine = null; // the unique name of the engine that registered: the only caller served
         this._engineWatch = 0;
-        this._ghost = new InlineGhost(() => this._hidden());
+        this._ghost = new InlineGhost(() => this._hidden(), chars => this._visible(chars));
         this._dbus = Gio.DBusExportedObject.wrapJSObject(INTERFACE, this);
         this._dbus.export(Gio.DBus.session, OBJECT_PATH);
         this._nameId = Gio.bus_own_name_on_connection(Gio.DBus.session, BUS_NAME,
@@ -307,6 +341,18 @@ export default class GhostTypeExtension extends Extension {
             Gio.DBus.session.emit_signal(this._engine, OBJECT_PATH, BUS_NAME, 'Hidden', null);
         } catch (e) {
             console.debug(`ghosttype: Hidden not sent: ${e.message}`);
+        }
+    }
+
+    // Another number of the shown text's characters is visible in full: the registered engine alone hears it.
+    _visible(chars) {
+        if (this._engine === null)
+            return;
+        try {
+            Gio.DBus.session.emit_signal(this._engine, OBJECT_PATH, BUS_NAME, 'Visible',
+                new GLib.Variant('(u)', [chars]));
+        } catch (e) {
+            console.debug(`ghosttype: Visible not sent: ${e.message}`);
         }
     }
 
@@ -380,6 +426,14 @@ export default class GhostTypeExtension extends Extension {
         if (!this._fromEngine(invocation))
             return;
         this._ghost.offset(known, x, y, dx);
+        invocation.return_value(new GLib.Variant('()', []));
+    }
+
+    // KWin's effect sends the engine the caret (Caret) from now on; GNOME Shell gives IBus the caret itself,
+    // so this extension sends none.
+    WatchAsync(_params, invocation) {
+        if (!this._fromEngine(invocation))
+            return;
         invocation.return_value(new GLib.Variant('()', []));
     }
 

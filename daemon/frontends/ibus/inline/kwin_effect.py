@@ -310,4 +310,11 @@ def checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
         return [CheckResult(name, None, f"{detail}; KWin has not loaded it (switched off in System Settings › "
                             "Desktop Effects, or installed since the login)",
                             "switch on 'ghosttype suggestions' in System Settings › Desktop Effects, or log out and in")]
+    from .plugin_probe import older_line, probe
+    from .shell_ghost import KWIN_NAME
+
+    found = probe(KWIN_NAME)
+    if found is not None and found.older:
+        return [CheckResult(name, False, f"{detail}; {older_line('the effect KWin runs', found)}",
+                            "run `ghosttype kde install` again (with --system for a system install), then log out and in")]
     return [CheckResult(name, True, detail + "; loaded: suggestions are drawn at the caret")]

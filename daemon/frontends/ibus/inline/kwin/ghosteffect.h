@@ -18,7 +18,8 @@
 // the window, or while the screen is locked), and a text of more than s_maxChars characters is
 // refused (InvalidArgs) unmeasured.  Hidden (no arguments, sent to the engine alone) says the text
 // left the screen, whatever took it away (focus or caret moved, the screen locked, Hide, a refused
-// Show).  Offset(known, x, y, dx): where the next character goes against the caret rectangle at
+// Show); Visible(chars), to the engine alone, that the text shown was placed again without a Show
+// (the caret moved, an Offset) and another number of its characters is visible in full.  Offset(known, x, y, dx): where the next character goes against the caret rectangle at
 // (x, y) (the engine learns it, see caret_trail.py).  Watch(): KWin gives an input method no caret on
 // this route, so the engine hears the focused field's caret rectangle as the Caret signal, sent to it
 // alone.  The text is never logged or stored.
@@ -60,6 +61,8 @@ public:
     void emitCaret(const QRect &caret);
     //! The text left the screen: the registered engine alone hears it.
     void emitHidden();
+    //! Another number of the shown text's characters is visible in full: the registered engine alone hears it.
+    void emitVisible(uint chars);
 
 public Q_SLOTS:
     Q_SCRIPTABLE void Register();
@@ -71,6 +74,10 @@ public Q_SLOTS:
 Q_SIGNALS:
     //! Declared for introspection; never emitted as a broadcast (emitHidden sends it to the engine).
     Q_SCRIPTABLE void Hidden();
+    //! Declared for introspection; never emitted as a broadcast (emitVisible sends it to the engine).
+    Q_SCRIPTABLE void Visible(uint chars);
+    //! Declared for introspection; never emitted as a broadcast (emitCaret sends it to the engine).
+    Q_SCRIPTABLE void Caret(int x, int y, int width, int height);
 
 private:
     //! The caller is the registered engine; anyone else gets AccessDenied.
@@ -122,12 +129,14 @@ private:
     };
     std::optional<Placed> place() const;
     void redraw();
-    //! Places the text again; when it no longer fits it goes (Hidden when some was on screen).
-    void refit();
+    //! Places the text again; when it no longer fits it goes (Hidden when some was on screen).  Unless
+    //! ``answering`` (Show answers with the count), the engine hears Visible when the count changed.
+    void refit(bool answering = false);
     void follow();
     void lost();
     void repaint();
     void watchSurface();
+    void watchWindow();
 
     GhostService *m_service;
     QString m_text;
@@ -142,6 +151,7 @@ private:
     // caret can stay where the application was many keys ago.
     QElapsedTimer m_pending;
     QMetaObject::Connection m_surfaceCommit;
+    QMetaObject::Connection m_frameWatch; //!< the focused window's moves and resizes
     std::optional<Placed> m_placed; //!< what is on screen now
     QRectF m_painted; //!< where it was drawn last (repainted when it goes)
     QImage m_image; //!< m_placed rendered at m_imageScale

@@ -17,14 +17,20 @@ class SwallowLedger:
     a grabbed key in either order relative to the suppressor's report; on
     macOS it reports it first.  Unpaired reports expire after ``ttl_s``.
     With ``pairs=False`` (the listener never sees a swallowed key) it pairs
-    nothing: every key the listener reports is a real one.
+    nothing: every key the listener reports is a real one.  At most
+    ``MAX_UNPAIRED`` presses of a key wait for their other view (no hand
+    presses a key faster within ``ttl_s``), so it stays small however long
+    one view goes missing.
     """
+
+    MAX_UNPAIRED = 8
 
     def __init__(self, clock: Clock, ttl_s: float = 1.0, pairs: bool = True) -> None:
         self._clock = clock
         self._ttl = ttl_s
         self._pairs = pairs
-        self._reported: dict[str, collections.deque[float]] = collections.defaultdict(collections.deque)
+        self._reported: dict[str, collections.deque[float]] = collections.defaultdict(
+            lambda: collections.deque(maxlen=self.MAX_UNPAIRED))
         self._seen: dict[str, int] = collections.defaultdict(int)
 
     def reported(self, spec: str) -> None:
@@ -49,7 +55,7 @@ class SwallowLedger:
             q.popleft()
             return True
         if spec in armed_for:
-            self._seen[spec] += 1
+            self._seen[spec] = min(self._seen[spec] + 1, self.MAX_UNPAIRED)
             return True
         return False
 

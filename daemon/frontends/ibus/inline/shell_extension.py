@@ -29,9 +29,14 @@ from typing import Mapping, Optional
 
 from daemon.checks import CheckResult
 
+from .protocol import FILE as PROTOCOL_FILE
+
 UUID = "ghosttype@ghosttype"
 SOURCE_DIR = pathlib.Path(__file__).resolve().parent / "gnome_shell"
-FILES = ("metadata.json", "extension.js")
+#: The extension's files, each from where it ships: its folder, and the protocol it loads (beside it once installed).
+SOURCES = {"metadata.json": SOURCE_DIR / "metadata.json", "extension.js": SOURCE_DIR / "extension.js",
+           "protocol.xml": PROTOCOL_FILE}
+FILES = tuple(SOURCES)
 SYSTEM_EXTENSIONS = pathlib.Path("/usr/share/gnome-shell/extensions")
 SHELL_SCHEMA = "org.gnome.shell"
 
@@ -56,7 +61,7 @@ def install_files(system: bool, env: Optional[Mapping[str, str]] = None) -> path
     dest.mkdir(parents=True, exist_ok=True)
     for name in FILES:
         tmp = dest / (name + ".new")
-        shutil.copyfile(SOURCE_DIR / name, tmp)
+        shutil.copyfile(SOURCES[name], tmp)
         tmp.chmod(0o644)
         tmp.replace(dest / name)
     dest.chmod(0o755)
@@ -178,33 +183,6 @@ def forget_for_user(env: Optional[Mapping[str, str]] = None) -> bool:
 # --------------------------------------------------------------------------- doctor
 
 
-def answering() -> Optional[bool]:
-    """Whether the extension answers on the session bus from inside GNOME
-    Shell now; None when there is no session bus or no GNOME Shell on it."""
-    from jeepney import DBusAddress, new_method_call
-    from jeepney.io.blocking import open_dbus_connection
-
-    from daemon.frontends.ibus.shell_ghost import BUS_NAME, SHELL_NAME
-
-    try:
-        conn = open_dbus_connection("SESSION")
-    except (KeyError, OSError, TimeoutError, ValueError):
-        return None
-    try:
-        bus = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")
-        owners = []
-        for name in (SHELL_NAME, BUS_NAME):
-            reply = conn.send_and_get_reply(new_method_call(bus, "GetNameOwner", "s", (name,)), timeout=2)
-            owners.append(reply.body[0] if reply.header.message_type.name == "method_return" else "")
-    except (OSError, TimeoutError):
-        return None
-    finally:
-        conn.close()
-    if not owners[0]:
-        return None
-    return owners[1] == owners[0]
-
-
 def checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
     """Installed, enabled, answering: one result, with a fix hint."""
     env = os.environ if env is None else env
@@ -222,10 +200,17 @@ def checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
                 "off": f"gnome-extensions enable {UUID} (or log out and in: the engine enables it)",
                 "user extensions off": "turn extensions on in the Extensions app"}[state]
         return [CheckResult(name, None, f"{detail}; {state}: GNOME shows suggestions in IBus's popup", hint)]
-    live = answering()
-    if live is None:
+    from .plugin_probe import older_line, probe
+    from .shell_ghost import SHELL_NAME
+
+    live = probe(SHELL_NAME)
+    if live is None or not live.compositor:
         return [CheckResult(name, True, detail + "; enabled (GNOME Shell is not running here)")]
-    if not live:
+    if not live.answering:
         return [CheckResult(name, False, detail + "; enabled, but not answering: GNOME Shell loads new extensions "
                             "only when it starts", "log out and in")]
+    if live.older:
+        return [CheckResult(name, False, f"{detail}; {older_line('the extension GNOME Shell runs', live)} "
+                            "(GNOME Shell keeps the extension it started with until the next login)",
+                            "log out and in")]
     return [CheckResult(name, True, detail + "; enabled and answering: suggestions are drawn at the caret")]

@@ -1,56 +1,36 @@
 """The engine's end of the inline suggestion drawn by the desktop's compositor:
 ghosttype's GNOME Shell extension (``gnome_shell/extension.js``) or its KWin
 effect on KDE Plasma (``kwin/``), spoken to on the session bus with jeepney.
+Both serve the same interface under the same name (the protocol, and why each
+rule: the IBus ``README.md``, "The GNOME Shell extension" onwards).
 
-Both draw the suggestion as grey text at the caret instead of IBus's popup, and
-serve the same interface under the same name.  Who owns that name is learned
-from the bus daemon alone: a ``NameOwnerChanged`` counts only from
-``org.freedesktop.DBus`` with three strings (anyone can send one to this
-connection by its unique name, whatever its match rules).  The plug-in is
+Who owns that name is learned from the bus daemon alone (a ``NameOwnerChanged``
+counts only from ``org.freedesktop.DBus``, with three strings).  The plug-in is
 present only while the connection that owns its name also owns
-``org.gnome.Shell`` or ``org.kde.KWin`` (the extension runs inside GNOME Shell,
-the effect inside KWin, each on its compositor's connection), that connection's
-process runs that compositor (``GetConnectionUnixProcessID``, then
-:mod:`~daemon.frontends.ibus.compositor`: on Plasma any program can own
-``org.gnome.Shell``), its ``Version`` is at least :data:`PROTOCOL`, and it
-accepted this engine (``Register``: from then on it serves this connection
-alone).  Every call goes to that connection's unique name, never to the
-well-known one, so a name that changes hands between the check and a call never
-receives the text; answers and signals count only from it and with the
-protocol's signatures, and a message the receiving thread cannot use is dropped
-(logged at debug without its content).  While it is present the engine sends
-each suggestion to it alone, as a method call (never a broadcast signal), and
-shows no popup; when it goes the engine is told (``on_change``) and draws with
-the popup again.
+``org.gnome.Shell`` or ``org.kde.KWin``, that connection's process runs that
+compositor (:mod:`~daemon.frontends.ibus.inline.compositor`), its ``Version`` is at
+least :data:`PROTOCOL`, and it accepted this engine (``Register``).  Every call
+goes to that connection's unique name; answers and signals count only from it
+and with the protocol's signatures; a message the receiving thread cannot use
+is dropped.  While it is present each suggestion goes to it alone, as a method
+call, and no popup shows; when it goes the engine is told (``on_change``).
 
-KWin gives an input method no caret rectangle on Plasma's IBus route, so from
-KWin's effect the engine asks for it (``Watch``) and hears each caret of the
-focused field as a ``Caret(x, y, w, h)`` signal sent to this connection alone
-(``on_caret``), where GNOME Shell's IBus hands it ``SetCursorLocation``.  KWin
-can also know the caret only from keys ago (an application that seldom commits
-its window's surface: Firefox); then the effect answers ``Show`` with the
-``StaleCaret`` error instead of drawing over typed text, and the suggestion goes
-to IBus's popup (``on_stale``, :attr:`ShellGhost.stale`) until KWin next says
-where the caret is.
+From KWin's effect the engine asks for the caret (``Watch``: KWin gives an
+input method none on Plasma's IBus route) and hears it as ``Caret(x, y, w, h)``
+(``on_caret``); an effect whose caret is keys behind answers ``Show`` with
+``StaleCaret`` and the popup shows the suggestion (``on_stale``) until KWin
+next says where the caret is.
 
-Nothing here waits for GNOME Shell: :meth:`ShellGhost.show` and
-:meth:`ShellGhost.hide` only write a message to the bus daemon, and the
-answers (``Show`` returns whether the text was drawn and how many of its
-characters are visible) arrive on this module's receiving thread.  Until the
-answer for the text now wanted has come back, that text does not count as
-drawn (:meth:`ShellGhost.drawn`), so Tab stays a Tab while nothing is on
-screen; a text that only drops characters typed through it keeps counting as
-drawn meanwhile (what was on screen still begins with it).  The ``Hidden``
-signal (the plug-in took the text off the screen, whoever asked: the focus or
-the caret moved, the screen locked, a ``Hide``) clears it as well.  A text of
-more than :data:`MAX_TEXT_CHARS` characters is not drawn inline (the plug-ins
-refuse it unmeasured).  The text is never logged.
-
-Each ``Show`` is preceded by ``Offset(known, x, y, dx)``: the suggestion starts
-``dx`` pixels right of the left edge of the caret rectangle at (x, y), while
-that is GNOME Shell's caret (:mod:`~daemon.frontends.ibus.caret_trail` says
-where: clients mean different things by their rectangle, and some report it
-late); ``known`` false: GNOME Shell's own rule.
+Nothing here waits for the compositor: :meth:`ShellGhost.show` and
+:meth:`ShellGhost.hide` only write to the bus, and answers arrive on this
+module's receiving thread.  A text counts as drawn (:meth:`ShellGhost.drawn`)
+once ``Show`` answered for it (a text that only drops characters typed through
+it keeps counting meanwhile), until ``Hidden``.  ``Visible(chars)`` (the text
+shown was placed again and the window's edge cuts it elsewhere) changes how
+much of it counts, while no ``Show`` is unanswered: Tab inserts what the screen
+shows.  Each ``Show`` follows ``Offset(known, x, y, dx)``: where the next
+character goes against the caret rectangle at (x, y)
+(:mod:`~daemon.frontends.ibus.caret_trail`).  The text is never logged.
 """
 
 from __future__ import annotations
@@ -63,23 +43,23 @@ from jeepney import DBusAddress, HeaderFields, MatchRule, Message, MessageType, 
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
 
 from . import compositor
-from .caret_trail import Shift
+from ..caret_trail import Shift
+from .protocol import SPEC
 
 log = logging.getLogger(__name__)
 
-#: The extension's bus name, object and interface on the session bus (extension.js says the same).
-BUS_NAME = "org.freedesktop.IBus.GhostType.Shell"
-OBJECT_PATH = "/org/freedesktop/IBus/GhostType/Shell"
+#: The plug-ins' bus name (their interface's), object, version and bound, from protocol.xml.
+BUS_NAME = SPEC.interface
+OBJECT_PATH = SPEC.constant("ObjectPath")
 SHELL_NAME = "org.gnome.Shell"
 KWIN_NAME = "org.kde.KWin"
 BUS_DAEMON = "org.freedesktop.DBus"
-#: The plug-ins' protocol this engine needs (their Version): 4 added Register (they serve the
-#: engine that registered alone), Hidden after every hide and the bound on Show's text.
-PROTOCOL = 4
+#: The plug-ins' protocol this engine needs (their Version; what each version added: the file).
+PROTOCOL = int(SPEC.constant("Version"))
 #: The longest text sent to ``Show`` (the plug-ins refuse longer ones without measuring them).
-MAX_TEXT_CHARS = 256
-#: The effect's answer to Show when KWin's caret is behind the application's (ghosteffect.cpp).
-STALE_ERROR = f"{BUS_NAME}.Error.StaleCaret"
+MAX_TEXT_CHARS = int(SPEC.constant("MaxTextChars"))
+#: The effect's answer to Show when KWin's caret is behind the application's.
+STALE_ERROR = SPEC.constant("StaleCaretError")
 CALL_TIMEOUT_S = 2.0
 #: How long start() waits for the plug-in to be checked and to accept this engine.
 HANDSHAKE_TIMEOUT_S = 3.0
@@ -107,9 +87,9 @@ class ShellGhost:
     drawn)`` when it could not draw ``text`` for KWin's caret is stale (``drawn``:
     who waits to hear what of it is on screen, or None).  ``verify(pid)`` names
     the program process ``pid`` runs, or None (by default
-    :func:`~daemon.frontends.ibus.compositor.program`); the plug-in counts only
+    :func:`~daemon.frontends.ibus.inline.compositor.program`); the plug-in counts only
     where it names the compositor whose bus name the plug-in's connection owns
-    (:data:`~daemon.frontends.ibus.compositor.COMPOSITORS`)."""
+    (:data:`~daemon.frontends.ibus.inline.compositor.COMPOSITORS`)."""
 
     def __init__(self, on_change: Callable[[], None] = lambda: None,
                  on_drawn: Callable[[bool, int, int], None] = lambda d, c, t: None,
@@ -140,7 +120,9 @@ class ShellGhost:
         self._deferred = ""  #: what to show once the client says where its caret is
         self._answer: Optional[tuple[str, int]] = None  #: GNOME Shell's answer for the text wanted: chars visible
         self._provisional = False  #: ``_answer`` is what was visible before typing through, not GNOME Shell's yet
-        self._waiting: Optional[tuple[str, Callable[[str], None]]] = None  #: who waits for that answer
+        #: who hears what of the text wanted (or deferred) is visible: GNOME Shell's answer, then each Visible
+        self._listener: Optional[tuple[str, Callable[[str], None]]] = None
+        self._answered = True  #: the last Show has been answered (a Visible before that is for an older text)
         self._thread: Optional[threading.Thread] = None
 
     # -- set-up ---------------------------------------------------------------------
@@ -302,8 +284,8 @@ class ShellGhost:
             conn = self._conn
             if conn is None or not self._present():  # the text goes to GNOME Shell only
                 return
-            if self._waiting is not None and self._waiting[0] != text:
-                self._waiting = None  # a newer text: nobody hears of the older one
+            if self._listener is not None and self._listener[0] != text:
+                self._listener = None  # a newer text: nobody hears of the older one
             if self._await_caret:
                 self._deferred, self._drawn, self._answer, self._provisional = text, "", None, False
                 return
@@ -320,18 +302,19 @@ class ShellGhost:
             self._offset(conn, unique, shift)
             self._serial = next(conn.outgoing_serial)
             serial = self._serial
-        self._send(conn, new_method_call(_plugin(unique), "Show", "s", (text,)), serial)
+            self._answered = False
+        self._send(conn, new_method_call(_plugin(unique), "Show", SPEC.methods["Show"].inputs, (text,)), serial)
 
     def _offset(self, conn: DBusConnection, unique: str, shift: Optional[Shift]) -> None:
         """Send ``Offset`` (its answer is not awaited: it is not the ``Show`` answered for)."""
         known, x, y, dx = (True, shift.rect[0], shift.rect[1], shift.dx) if shift is not None else (False, 0, 0, 0)
-        self._send(conn, new_method_call(_plugin(unique), "Offset", "biii", (known, x, y, dx)),
+        self._send(conn, new_method_call(_plugin(unique), "Offset", SPEC.methods["Offset"].inputs, (known, x, y, dx)),
                    next(conn.outgoing_serial))
 
     def hide(self) -> None:
         with self._lock:
             conn = self._conn
-            self._deferred, self._answer, self._waiting, self._provisional = "", None, None, False
+            self._deferred, self._answer, self._listener, self._provisional = "", None, None, False
             if conn is None or (not self._wanted and not self._drawn):
                 return
             self._wanted = self._drawn = ""
@@ -355,16 +338,15 @@ class ShellGhost:
         not at all when a newer text or a hide comes first.  For a text typed
         through, it hears at once what was visible of it before, and again
         when GNOME Shell answers (the edge may cut it a character apart: its
-        font is not the application's)."""
+        font is not the application's); and again at each ``Visible``."""
         with self._lock:
             answer = self._answer
-            if answer is None or answer[0] != text:
-                if text in (self._wanted, self._deferred):
-                    self._waiting = (text, drawn)
+            if text in (self._wanted, self._deferred):
+                self._listener = (text, drawn)
+                if answer is None or answer[0] != text:
                     return
+            elif answer is None or answer[0] != text:
                 answer = (text, 0)  # not sent: nothing of it is drawn (mid-line, no extension)
-            elif self._provisional:
-                self._waiting = (text, drawn)
         drawn(text[:answer[1]])
 
     def drawn(self, text: str) -> bool:
@@ -416,7 +398,7 @@ class ShellGhost:
                 self._announce(change)
             elif member == "Caret":
                 with self._lock:
-                    if sender != self._linked or signature != "iiii" or not self._present():
+                    if sender != self._linked or signature != SPEC.signals["Caret"] or not self._present():
                         return
                     was_stale, self._stale = self._stale, False
                 x, y, w, h = msg.body
@@ -426,10 +408,12 @@ class ShellGhost:
                     self._on_change()
             elif member == "Hidden":
                 with self._lock:
-                    if sender != self._linked or signature:
+                    if sender != self._linked or signature != SPEC.signals["Hidden"]:
                         return
                     self._drawn = ""
                 log.debug("the desktop took the suggestion off the screen")
+            elif member == "Visible":
+                self._visible(sender, signature, msg.body)
             return
         if kind not in (MessageType.method_return, MessageType.error):
             return
@@ -442,24 +426,23 @@ class ShellGhost:
             if fields.get(HeaderFields.reply_serial) != self._serial or not self._wanted \
                     or sender != self._serial_to:  # an answer to an older call, or not from whom it went to
                 return
+            self._answered = True
             text, total, desktop = self._wanted, len(self._wanted), self._desktop()
-            waiting, self._waiting = self._waiting, None
+            listener = self._listener if self._listener is not None and self._listener[0] == text else None
             stale = kind == MessageType.error and fields.get(HeaderFields.error_name) == STALE_ERROR
             if stale:  # nothing drawn; the popup shows it until KWin says where the caret is
                 self._stale = True
                 self._wanted = self._drawn = ""
                 self._answer, self._provisional = None, False
             else:
-                ok = kind == MessageType.method_return and signature == "bu" and msg.body[0]
+                ok = kind == MessageType.method_return and signature == SPEC.methods["Show"].outputs and msg.body[0]
                 chars = min(msg.body[1], total) if ok else 0
                 self._drawn = text if ok else ""
                 self._answer = (text, chars)
                 self._provisional = False
-        if waiting is not None and waiting[0] != text:
-            waiting = None
         if stale:
             log.debug("KWin's caret is behind the application's: the suggestion goes to IBus's popup")
-            self._on_stale(text, waiting[1] if waiting is not None else None)
+            self._on_stale(text, listener[1] if listener is not None else None)
             return
         if ok:
             log.debug("%s drew the suggestion (%d of %d chars in full)", desktop, chars, total)
@@ -467,8 +450,27 @@ class ShellGhost:
             log.debug("%s did not draw the suggestion (%s)", desktop,
                       "no room at the caret" if kind == MessageType.method_return else "the call failed")
         self._on_drawn(bool(ok), chars, total)
-        if waiting is not None:
-            waiting[1](text[:chars])
+        if listener is not None:
+            listener[1](text[:chars])
+
+    def _visible(self, sender: str, signature: str, body: tuple) -> None:
+        """``Visible(chars)``: the plug-in placed the text shown again, and ``chars`` of it are visible in full."""
+        with self._lock:
+            if sender != self._linked or signature != SPEC.signals["Visible"] or not self._drawn or not self._answered \
+                    or self._answer is None or self._answer[0] != self._drawn:
+                return  # not from the plug-in, nothing drawn, or about a text older than the Show unanswered
+            text = self._drawn
+            chars = min(body[0], len(text))
+            if chars == self._answer[1]:
+                return
+            self._answer = (text, chars)
+            if not chars:
+                self._drawn = ""
+            listener = self._listener if self._listener is not None and self._listener[0] == text else None
+            desktop = self._desktop()
+        log.debug("%s placed the suggestion again: %d of %d chars in full", desktop, chars, len(text))
+        if listener is not None:
+            listener[1](text[:chars])
 
     def _handshake(self, msg: Message, step: str, unique: str) -> None:
         """The answer to a step of :meth:`_check` for the plug-in on the connection ``unique``."""
@@ -487,7 +489,7 @@ class ShellGhost:
                              "KWin" if unique == self._owners[KWIN_NAME] else "GNOME Shell")
             elif step == "version":
                 version = msg.body[0][1] if answered and sender == unique and signature == "v" \
-                    and msg.body[0][0] == "u" else 0
+                    and msg.body[0][0] == SPEC.properties["Version"] else 0
                 if version >= PROTOCOL and unique == self._owners[BUS_NAME]:
                     self._call(new_method_call(_plugin(unique), "Register"), "register", unique)
                 elif unique == self._owners[BUS_NAME]:

@@ -44,6 +44,9 @@ IBUS_DISPLAYS = ("auto", "preedit", "popup")
 BACKENDS = ("local", "server")
 SERVER_ENGINES = ("llama.cpp", "vllm")
 SERVER_FALLBACKS = ("local", "none")
+#: ``learn``: what ghosttype keeps of the user's words to suggest them back (daemon.memory):
+#: in memory while it runs, also across restarts (one encrypted file), or nothing.
+LEARN_MODES = ("session", "persist", "off")
 
 #: Password managers, keyrings and passphrase prompts (X11 WM_CLASS class, lower
 #: case, and executable names); ghosttype neither captures nor suggests there.
@@ -206,6 +209,10 @@ class Config:
     log_level: str = _opt("warning", "Log level: debug, info, warning, error or critical.", _choice(LOG_LEVELS))
     stats: bool = _opt(True, "Count suggestions shown and accepted and the keystrokes they saved (numbers only, "
                              "never text; ghosttype stats shows them, --reset clears them).", _bool)
+    learn: str = _opt("session", "Learn the words you type to suggest them back: session (kept in memory only, "
+                                 "gone when ghosttype stops), persist (also kept across restarts in one encrypted "
+                                 "file whose key the desktop's keyring holds; without an unlocked keyring: session), "
+                                 "or off. ghosttype forget wipes what was learned.", _choice(LEARN_MODES))
 
     def __post_init__(self) -> None:
         issues = [ConfigIssue(f.name, msg) for f, msg in _field_errors(self)]

@@ -6,8 +6,8 @@ notifications for errors that need them.
   paused, disabled, error).  It is shown at the default log level
   (``warning``), like warnings, unless the user asks for less than that.
 * :class:`Notices` turns the errors that need the user (the model failed to
-  load, the config file is invalid, the session cannot be used) into desktop
-  notifications, once per distinct message.
+  load, the config file is invalid, the session cannot be used, the learned
+  words cannot be kept) into desktop notifications, once per distinct message.
 """
 
 from __future__ import annotations
@@ -64,6 +64,12 @@ class Notices:
                        message + "\nTyping is unaffected; no suggestions until this is fixed.")
         elif state == "ready":
             self._sent.pop("model", None)
+
+    def memory_warning(self, message: str) -> None:
+        """``learn = "persist"`` cannot keep the memory (a locked or absent
+        keyring: session only) or a memory file was not loaded
+        (:class:`daemon.memory.persist.MemoryKeeper`'s ``on_warning``)."""
+        self._once("memory", "ghosttype: what it learns of your words", message)
 
     def startup_failed(self, message: str) -> None:
         self._once("startup", "ghosttype cannot run here", message)

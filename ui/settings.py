@@ -3,8 +3,9 @@ menu's "Settings..." start it as a process of its own).
 
 It shows the settings people change (on/off, the model, how eager and how
 long suggestions are, the IBus display, the keys, the applications
-ghosttype stays out of) in plain words, and what ghosttype saved (counts
-only).  Save writes only the settings that changed, through
+ghosttype stays out of, what it learns of the user's words, with a button
+that forgets it) in plain words, and what ghosttype saved (counts only).
+Save writes only the settings that changed, through
 :func:`daemon.config_edit.edit_config`: comments and order are kept, and the
 project's own validation runs before anything is written, so a bad value
 gets a message here and the file stays as it was.  A running ghosttype
@@ -30,6 +31,7 @@ from PyQt6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFileDialog, QF
 from daemon.capture.keymap import KeySpecError, normalize_key_spec
 from daemon.config import IBUS_DISPLAYS, Config, ConfigError, load_config
 from daemon.config_edit import edit_config
+from daemon.memory.forget import forget_everything
 from daemon.stats import FIELDS, LABELS, StatsFile, summary
 from ui.qtapp import run_event_loop
 
@@ -43,6 +45,9 @@ EAGERNESS = (("Only when nearly sure", 0.8), ("When fairly sure (balanced)", 0.6
 LENGTHS = (("A word or two", 4), ("A few words", 8), ("A longer phrase", 16), ("As long as it goes on", 32))
 DISPLAYS = {"auto": "Automatic: grey text where it stays private, else the popup",
             "preedit": "Grey text after the caret", "popup": "A popup under the caret"}
+#: ``learn``, in plain words (README: Privacy).
+LEARN = (("While ghosttype runs (gone when it stops)", "session"),
+         ("Also across restarts (an encrypted file, its key in your keyring)", "persist"), ("Nothing", "off"))
 KEYS = (("accept_key", "Insert the whole suggestion"), ("accept_word_key", "Insert its next word"),
         ("dismiss_key", "Hide it"), ("pause_key", "Pause and resume everywhere (empty: no key)"))
 STATS_REFRESH_MS = 3_000
@@ -113,6 +118,10 @@ class SettingsWindow(QWidget):
         self.deny_entry.returnPressed.connect(self._add_denied)
         remove.clicked.connect(self._remove_denied)
 
+        self.learn = _preset_combo(LEARN, cfg.learn)
+        self.forget_button = QPushButton("Forget what ghosttype learned")
+        self.forget_button.clicked.connect(self.forget)
+
         self.keep_stats = QCheckBox("Keep these counts (numbers only, never what you type)")
         self.keep_stats.setChecked(cfg.stats)
         self.stat_labels = {(col, key): QLabel("0") for col in ("today", "total") for key in FIELDS}
@@ -167,6 +176,9 @@ class SettingsWindow(QWidget):
             counts.addWidget(self.stat_labels[("total", key)], row, 2)
         counts.addWidget(self.keep_stats, len(FIELDS) + 1, 0, 1, 2)
         counts.addWidget(reset, len(FIELDS) + 1, 2)
+        learning = QFormLayout()
+        learning.addRow("Remember my words", self.learn)
+        learning.addRow("", self.forget_button)
         buttons = QHBoxLayout()
         buttons.addWidget(self.message, 1)
         buttons.addWidget(self.save_button)
@@ -176,6 +188,7 @@ class SettingsWindow(QWidget):
         left, right = QVBoxLayout(), QVBoxLayout()
         for box, title, layout in ((left, "Suggestions", general), (left, "Keys", keys),
                                    (right, "Applications ghosttype stays out of", apps),
+                                   (right, "What ghosttype learns of your words", learning),
                                    (right, "What ghosttype saved you", counts)):
             group = QGroupBox(title)
             group.setLayout(layout)
@@ -264,6 +277,7 @@ class SettingsWindow(QWidget):
             "ibus_display": self.display.currentData(),
             "denylist": sorted({self.denylist.item(i).text() for i in range(self.denylist.count())}),
             "stats": self.keep_stats.isChecked(),
+            "learn": self.learn.currentData(),
         }
         if kind == "local":
             values["model"] = name
@@ -314,6 +328,13 @@ class SettingsWindow(QWidget):
     def _say(self, text: str, error: bool = False) -> None:
         self.message.setStyleSheet("color: #b00020;" if error else "color: #1b5e20;")
         self.message.setText(text)
+
+    # -- what ghosttype learned -------------------------------------------------------
+
+    def forget(self) -> None:
+        """What ``ghosttype forget`` does: the file, the key, every running ghosttype's memory."""
+        done = forget_everything()
+        self._say("Forgotten: " + "; ".join(done.lines()) + ".", error=not done.complete)
 
     # -- counts -----------------------------------------------------------------------
 

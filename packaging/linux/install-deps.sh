@@ -12,6 +12,7 @@
 # server; openssl, which signs a certificate for the served-model TLS test;
 # cmake and libssl-dev, to build llama.cpp's server with TLS for those tests).
 # tesseract-ocr: the desktop tier reads the suggestion's text off its screenshots.
+# gnome-keyring: a real Secret Service for the tests of learn = "persist" (the memory file's key).
 # mount: the IBus system-install tests mount a tmpfs in a private mount namespace (Debian sid no
 # longer installs it with the base system).
 # Python packages are installed by pip, not here.
@@ -32,7 +33,7 @@ test_tools=(
   xvfb xdotool xterm x11-utils imagemagick dbus dbus-x11 desktop-file-utils xcompmgr openbox
   systemd firefox-esr chromium mousepad dunst
   ibus-gtk3 ibus-gtk4 python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-shell dconf-service libglib2.0-bin
-  openssl cmake libssl-dev mount tesseract-ocr
+  openssl cmake libssl-dev mount tesseract-ocr gnome-keyring
 )
 
 kde=(kwin-dev cmake make g++ extra-cmake-modules pkgconf libdrm-dev libvulkan-dev libwayland-dev)

@@ -329,3 +329,19 @@ def test_unknown_fields_and_terminals_are_skipped_with_a_server(setting, local, 
                     server_url="https://models.example:8443")
     assert (here.skips_unknown_fields, here.skips_terminals) == (local, local)
     assert (remote.skips_unknown_fields, remote.skips_terminals) == (server, server)
+
+
+def test_learn_defaults_to_session_and_takes_only_its_three_values():
+    from daemon.config import LEARN_MODES
+
+    assert Config().learn == "session" and LEARN_MODES == ("session", "persist", "off")
+    for value in LEARN_MODES:
+        assert load_config_text(f'learn = "{value}"\n').learn == value
+    choices = "must be one of session, persist, off; got"
+    for bad, says in (('"always"', f"{choices} 'always'"), ("true", "expected a string, got a boolean"),
+                      ('"Persist"', f"{choices} 'Persist'")):
+        with pytest.raises(ConfigError) as e:
+            load_config_text(f"max_tokens = 8\nlearn = {bad}\n")
+        assert str(e.value) == f"t.toml:2: learn: {says}", str(e.value)
+    assert '# learn = "session"' in default_template()
+    assert "ghosttype forget" in dict((f.name, f.metadata["doc"]) for f in dataclasses.fields(Config))["learn"]

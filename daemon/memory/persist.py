@@ -170,6 +170,8 @@ class MemoryFile:
     def write(self, pieces: tuple[str, ...], key: bytes) -> None:
         """Replace the file with ``pieces`` (0600, its folder 0700)."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if os.name == "posix" and stat.S_IMODE(os.stat(self.path.parent).st_mode) & 0o077:
+            os.chmod(self.path.parent, 0o700)  # a folder made by something else: ours alone from now on
         if os.path.islink(self.path):  # a link is never written through: the file is ours, here
             os.unlink(self.path)
         replace_text(self.path, seal(pieces, key), mode=0o600)

@@ -109,6 +109,7 @@ def wait_for(condition, timeout: float = 10.0) -> bool:  # type: ignore[no-untyp
 
 
 def test_persist_writes_nothing_readable_and_loads_it_back(keyring: dict[str, str], tmp_path: pathlib.Path) -> None:
+    default_memory_path().parent.mkdir(mode=0o755, parents=True)  # made by something else
     memory = Memory()
     keeper = keeper_for(memory)
     assert keeper.mode == "persist" and not keeper.warnings

@@ -31,6 +31,9 @@ from daemon.config import Config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller
 from daemon.logsetup import set_level, setup_logging
+from daemon.memory.forget import ForgetWatcher
+from daemon.memory.persist import MemoryKeeper
+from daemon.memory.store import Memory
 from daemon.notices import Notices
 from daemon.runtime import load_startup_config, new_worker
 from daemon.stats import StatsRecorder
@@ -69,6 +72,11 @@ class Lifecycle:
         self._watcher: Optional[ConfigWatcher] = None
         self._worker_lock = threading.Lock()
         self._stopping = False
+        #: what the user typed, learned while ``learn`` is not "off" (one for the process's life:
+        #: the decoder mixes it in, the controller feeds it; "off" empties it)
+        self.memory = Memory()
+        self._keeper: Optional[MemoryKeeper] = None  #: the memory's file with ``learn = "persist"``
+        self._forget: Optional[ForgetWatcher] = None  #: ``ghosttype forget`` and the settings' button
 
     # -- start-up, in this order -------------------------------------------------------
 
@@ -87,6 +95,7 @@ class Lifecycle:
         started yet)."""
         self.controller = controller
         self._keys = keys
+        controller.set_memory(self._learning(controller.config))
         self.stats = StatsRecorder(controller.counters, lambda: controller.config.stats)
         return self.stats
 
@@ -95,6 +104,9 @@ class Lifecycle:
         config error shown and the controller started."""
         controller, config = self._adopted(), self._config
         assert config is not None, "load() first"
+        # persist: the memory's file loaded on the keeper's thread; session and off: a file left over deleted
+        self._keeper = MemoryKeeper(self.memory, config.learn, on_warning=self.notices.memory_warning)
+        self._keeper.start()
         self.worker = self._new_worker(config)
         controller.attach_worker(self.worker)
         self.worker.start()
@@ -108,6 +120,9 @@ class Lifecycle:
         self._watcher = ConfigWatcher(self.config_path, on_change=self.on_config_change,
                                       on_error=self.on_config_error, current=self._config)
         self._watcher.start()
+        assert self._keeper is not None, "start() first"
+        self._forget = ForgetWatcher(self._keeper.forget)
+        self._forget.start()
         assert self.stats is not None
         self.stats.start()
 
@@ -136,7 +151,13 @@ class Lifecycle:
             if self._keys is not None:  # the IBus engine reads them from the config at each key
                 self._keys.set_keys((config.accept_key, config.accept_word_key))
         controller.apply_config(config)
-        if config.worker_settings() != old.worker_settings():
+        if config.learn != old.learn:
+            if config.learn == "off":
+                self.memory.clear()  # at once, not when the keeper's thread gets to it
+            if self._keeper is not None:
+                self._keeper.apply(config.learn)  # leaving "persist" deletes the file and its key
+            controller.set_memory(self._learning(config))
+        if config.worker_settings() != old.worker_settings() or (config.learn == "off") != (old.learn == "off"):
             # A different model (or more beams than the context has sequences
             # for) needs a new backend: load it on a new worker, drop the old.
             with self._worker_lock:
@@ -152,15 +173,19 @@ class Lifecycle:
     def shutdown(self, inputs: Sequence[Step] = (), links: Sequence[Step] = (),
                  outputs: Sequence[Step] = ()) -> None:
         """Stop, in order: the frontend's ``inputs`` (what feeds the
-        controller), the config watcher, the frontend's ``links`` (what the
-        sink draws through), the controller, the stats (written one last
+        controller), the config and forget watchers, the frontend's ``links``
+        (what the sink draws through), the controller, the memory (its file
+        saved one last time with ``persist``), the stats (written one last
         time), the worker, and the frontend's ``outputs``.  A part that fails
         to stop is logged and the rest still stop."""
         self._stopping = True
         controller, stats, watcher = self._adopted(), self.stats, self._watcher
-        assert stats is not None and watcher is not None, "watch() first"
-        for step, action in (*inputs, ("config watcher", watcher.stop), *links, ("controller", controller.close),
-                             ("stats", stats.stop), ("worker", self._stop_worker), *outputs):
+        forget, keeper = self._forget, self._keeper
+        assert stats is not None and watcher is not None and forget is not None and keeper is not None, \
+            "watch() first"
+        for step, action in (*inputs, ("config watcher", watcher.stop), ("forget watcher", forget.stop), *links,
+                             ("controller", controller.close), ("memory", keeper.stop), ("stats", stats.stop),
+                             ("worker", self._stop_worker), *outputs):
             try:
                 action()
             except Exception:
@@ -172,8 +197,13 @@ class Lifecycle:
         assert self.controller is not None, "adopt() first"
         return self.controller
 
+    def _learning(self, config: Config) -> Optional[Memory]:
+        """The memory the controller learns into and the decoder reads: none with ``learn = "off"``."""
+        return None if config.learn == "off" else self.memory
+
     def _new_worker(self, config: Config) -> SuggestionWorker:
-        return new_worker(config, self._adopted(), on_status=self.notices.backend_status)
+        return new_worker(config, self._adopted(), on_status=self.notices.backend_status,
+                          memory=self._learning(config))
 
     def _stop_worker(self) -> None:
         if self.worker is not None:

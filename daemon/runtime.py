@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 from daemon.config import Config, ConfigError, ensure_config_file, load_config
 from daemon.controller import Controller
+from daemon.memory.store import Memory
 from daemon.backends.llamacpp.threads import MachineBusy
 from daemon.worker import SuggestionWorker
 
@@ -22,7 +23,8 @@ log = logging.getLogger(__name__)
 
 
 def make_decoder_factory(config: Config,
-                         on_status: Optional[Callable[[str, str], None]] = None) -> Callable[[], object]:
+                         on_status: Optional[Callable[[str, str], None]] = None,
+                         memory: Optional[Memory] = None) -> Callable[[], object]:
     """A callable that loads the configured model and returns a Decoder.  It
     runs on the worker thread, so the UI is up while the model loads.
 
@@ -31,7 +33,9 @@ def make_decoder_factory(config: Config,
     second one for fields that look like code), or with ``backend =
     "server"`` a serving engine (:mod:`daemon.backends.served`), with the
     local model as its fallback unless ``server_fallback = "none"``;
-    ``on_status`` then hears where suggestions come from."""
+    ``on_status`` then hears where suggestions come from.  With a ``memory``
+    (the ``learn`` setting), each local model's probabilities are mixed with
+    what the user typed before (:mod:`daemon.memory.cache_lm`)."""
 
     def load(name: str) -> object:
         from daemon.cpc.beam import Decoder
@@ -42,6 +46,10 @@ def make_decoder_factory(config: Config,
         lm = open_model(str(path), n_seq_max=max(4, 2 * config.beam_width + 2), threads=config.threads)
         lm.warm_up()
         log.info("model loaded: %s", path.name)
+        if memory is not None:
+            from daemon.memory.cache_lm import MemoryLM
+
+            return Decoder(MemoryLM(lm, memory))
         return Decoder(lm)
 
     def build_local() -> object:
@@ -93,10 +101,12 @@ def load_startup_config(path: pathlib.Path, overrides: dict) -> tuple[Config, st
 
 
 def new_worker(config: Config, controller: Controller,
-               on_status: Optional[Callable[[str, str], None]] = None) -> SuggestionWorker:
+               on_status: Optional[Callable[[str, str], None]] = None,
+               memory: Optional[Memory] = None) -> SuggestionWorker:
     """A worker that loads the configured model on its own thread and reports
     to ``controller``; ``on_status(state, message)`` also hears its status
-    (loading, ready, error), e.g. to notify the user of a model that failed."""
+    (loading, ready, error), e.g. to notify the user of a model that failed;
+    its decoder mixes in ``memory`` where one is given."""
 
     def report(state: str, message: str = "") -> None:
         controller.on_backend_status(state, message)
@@ -104,7 +114,7 @@ def new_worker(config: Config, controller: Controller,
             on_status(state, message)
 
     return SuggestionWorker(
-        decoder_factory=make_decoder_factory(config, report),
+        decoder_factory=make_decoder_factory(config, report, memory),
         on_result=controller.on_result,
         on_status=report,
         debounce_ms=config.debounce_ms,

@@ -61,6 +61,8 @@ from daemon.controller.ports import (CaretLocator, Clock, ControllerState, Field
                                      UiSink, WorkerLike)
 from daemon.controller.status import StatusAndSettings
 from daemon.cpc.suggestion import Suggestion
+from daemon.memory.learner import Learner
+from daemon.memory.store import Memory
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,7 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         focus: Optional[FocusInfo] = None,
         caret: Optional[CaretLocator] = None,
         clock: Clock = time.monotonic,
+        memory: Optional[Memory] = None,
     ) -> None:
         self._lock = threading.RLock()
         self._config = config
@@ -87,6 +90,8 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._caret_locator = caret
         self._clock = clock
         self.tracker = InputTracker(config.buffer_chars)
+        #: what the memory learns of the text, when ``learn`` is on (see :mod:`daemon.memory.learner`)
+        self._learner: Optional[Learner] = Learner(memory) if memory is not None else None
         self._enabled = config.enabled
         self._paused = False
         self._blocked = ""
@@ -143,6 +148,12 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         """Hide and forget the buffer."""
         with self._lock:
             self._reset("close")
+
+    def set_memory(self, memory: Optional[Memory]) -> None:
+        """Learn into ``memory`` from now on (None: learn nothing; the
+        stretch typed so far is dropped, not learned)."""
+        with self._lock:
+            self._learner = Learner(memory) if memory is not None else None
 
     # ------------------------------------------------------------------ introspection
 
@@ -216,6 +227,8 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._pending = (self._request_id, self.tracker.snapshot())
         self._pending_done = False
         self.counters["requests"] += 1
+        if self._learner is not None:
+            self._learner.asked(text)
         self._worker.submit(self._request_id, text, self._params)
 
     def _set_ghost(self, text: str) -> None:
@@ -249,9 +262,19 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._anchor = None
         self._trail = []
 
+    def _end_stretch(self) -> None:
+        """Lock held: the tracked text is about to be forgotten or replaced by
+        the field's; what the user typed since the last time goes into the
+        memory, where ``learn`` is on."""
+        if self._learner is not None:
+            self._learner.flush()
+
     def _reset(self, why: str) -> None:
-        """Hide, forget the text, drop pending work (privacy and consistency)."""
+        """Hide, forget the text, drop pending work (privacy and consistency).
+        The stretch typed so far ends: the memory learns it (see
+        :mod:`daemon.memory.learner` for why that is never private text)."""
         self._hide()
+        self._end_stretch()
         self.tracker.clear()
         self._pending = None
         if self._worker is not None:

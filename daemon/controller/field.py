@@ -107,6 +107,7 @@ class FieldTruth:
         self._hide()
         if self._adopt_focus(focus):
             return
+        self._end_stretch()
         self.tracker.replace(focus.text_before_caret or "")
         self._pending = None
         if self._worker is not None:

@@ -66,6 +66,7 @@ class FocusRules:
                 return
             if state.text_before_caret is not None and self.tracker.generation == generation:
                 self._hide()
+                self._end_stretch()
                 self.tracker.replace(state.text_before_caret)
                 self._pending = None
                 if self._worker is not None and self._active() and self.tracker.text.strip():

@@ -94,6 +94,16 @@ class KeyHandling:
             return None
         if kind in (Kind.MODIFIER, Kind.OTHER, Kind.DELETE):
             return None
+        learner = self._learner
+        if learner is not None:
+            if kind in RESET_KINDS:
+                learner.flush()  # the tracker forgets the text with this key: the stretch ends
+            elif kind is Kind.ENTER and self._echo_wait:
+                learner.drop()  # a terminal line its terminal never showed (see below)
+            elif kind is Kind.ENTER:
+                learner.flush()  # a line ends; the next one is a stretch of its own
+            else:
+                learner.typed(-1 if kind is Kind.BACKSPACE else 1 if kind in _TEXT_KINDS else 0)
         if kind is Kind.CHAR and self._ghost and self._ghost[0] == event.char:
             self.tracker.feed(event)
             self.counters["typed_through"] += 1
@@ -152,6 +162,8 @@ class KeyHandling:
             self.counters["accepted_chars"] += len(piece)
             log.debug("accepting %d characters", len(piece))
             self.tracker.accept(piece)
+            if self._learner is not None:
+                self._learner.typed(len(piece))
             rest = self._ghost[len(piece):] if self._ghost.startswith(piece) else ""
             if self._anchor is not None:
                 self._advance_anchor(piece)

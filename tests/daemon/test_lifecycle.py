@@ -44,14 +44,17 @@ class Notifier:
 def rig(tmp_path, monkeypatch):
     workers: list[StartedWorker] = []
 
-    def new_worker(config, controller, on_status=None):
+    def new_worker(config, controller, on_status=None, memory=None):
         workers.append(StartedWorker(config))
+        workers[-1].memory = memory
         return workers[-1]
 
     monkeypatch.setattr(lifecycle_module, "new_worker", new_worker)
     monkeypatch.setattr(lifecycle_module, "setup_logging", lambda level: None)
     monkeypatch.setattr(lifecycle_module, "set_level", lambda level: None)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the stats file
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # a memory file (none with learn = "session")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))  # the forget stamp
     path = tmp_path / "config.toml"
     path.write_text('model = "smollm2"\n')
     notifier = Notifier()
@@ -129,3 +132,14 @@ def test_shutdown_stops_in_order_around_the_frontends_parts(rig, monkeypatch, ca
     assert not workers[0].running
     lc.on_config_change(Config(model="gemma3-270m"))  # after shut-down: nothing restarts
     assert len(workers) == 1
+
+
+def test_learn_off_empties_the_memory_and_drops_it_from_the_decoder_and_back_on_takes_it_again(rig):
+    lc, controller, _, workers, _ = rig
+    assert workers[-1].memory is lc.memory  # learn = "session", the default
+    lc.memory.add("what the user typed before")
+    lc.apply(controller.config.with_overrides(learn="off"))
+    assert lc.memory.pieces() == () and workers[-1].memory is None and not workers[-2].running
+    assert controller._learner is None
+    lc.apply(controller.config.with_overrides(learn="session"))
+    assert workers[-1].memory is lc.memory and controller._learner is not None

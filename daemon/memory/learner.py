@@ -1,0 +1,61 @@
+"""What of a field's text the memory learns, and when: the controller's side.
+
+**Only what the model was already asked about, and only what the user
+typed.**  The controller tells the learner each text it sends to the model
+(:meth:`Learner.asked`); it never sends one for a private field (passwords,
+PIN and no-echo fields, denylisted applications, ghosttype off or paused:
+nothing is captured there) nor for a terminal line its terminal has not shown
+(a password at a no-echo prompt), so none of those can reach the memory.  Of
+that text the learner keeps only the end the user produced in this stretch:
+the characters typed (and accepted with Tab) since the stretch began, counted
+key by key, not what the field held before (a quoted mail, a page's text).
+
+A *stretch* is the run of keys between two resets of the controller's buffer
+(focus change, click, caret move, shortcut) or line ends; when it ends
+(:meth:`Learner.flush`) its typed text becomes one piece of the memory.  A
+stretch the controller learns was private after all (a terminal line typed
+with echo off) is dropped unsaved (:meth:`Learner.drop`).
+
+Not thread-safe by itself: the controller calls it with its lock held.  Never
+logs text.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from daemon.memory.store import Memory
+
+
+class Learner:
+    """See the module docstring."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self._typed = 0  #: characters the user produced in this stretch (keys and accepts)
+        self._asked: Optional[str] = None  #: the last text the model was asked about in this stretch
+        self._typed_at_ask = 0  #: ``_typed`` when that was
+
+    def typed(self, count: int) -> None:
+        """``count`` characters were typed or accepted (negative: erased)."""
+        self._typed = max(0, self._typed + count)
+
+    def asked(self, text: str) -> None:
+        """The model is asked about ``text``, the whole text before the caret."""
+        self._asked = text
+        self._typed_at_ask = self._typed
+
+    def flush(self) -> bool:
+        """The stretch ends: remember what the user typed in it (as far as the
+        model was asked about it).  True when a piece went into the memory."""
+        asked, typed = self._asked, min(self._typed_at_ask, len(self._asked or ""))
+        self.drop()
+        if not asked or typed <= 0:
+            return False
+        return self.memory.add(asked[-typed:])
+
+    def drop(self) -> None:
+        """Forget the stretch unsaved."""
+        self._typed = 0
+        self._asked = None
+        self._typed_at_ask = 0

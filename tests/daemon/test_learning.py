@@ -1,0 +1,152 @@
+"""What the memory learns (``learn``), where the controller keeps it: only
+what the user typed or accepted in ordinary fields, and only text the model
+was already asked about; never a password field's, a denylisted
+application's or a no-echo terminal prompt's keys.
+
+The real Controller with in-memory stand-ins for its ports (tests/daemon/fakes.py),
+and the terminal over a real AT-SPI reader (tests/daemon/test_terminal_overlay.py).
+"""
+
+from __future__ import annotations
+
+from daemon.capture.events import Kind
+from daemon.controller.ports import FocusState, Rect
+from daemon.memory.learner import Learner
+from daemon.memory.store import Memory
+from tests.daemon.test_controller import EDITOR, Rig, key
+from tests.daemon.test_privacy_rules import LOGIN, MANAGER, PASSWORD
+from tests.daemon.test_terminal_overlay import SUDO, Rig as TerminalRig
+
+MAIL = FocusState(app_id="thunderbird", window_id=3, field_id="body", is_password=False, text_before_caret="",
+                 caret=Rect(10, 20, 2, 16))
+NOTES = FocusState(app_id="gedit", window_id=4, field_id="doc", is_password=False, text_before_caret="",
+                  caret=Rect(10, 20, 2, 16))
+SECRET = "hunter2 correct horse"
+
+
+def learning(rig) -> Memory:
+    memory = Memory()
+    rig.c.set_memory(memory)
+    return memory
+
+
+def everything(memory: Memory) -> str:
+    return "\n".join(memory.pieces())
+
+
+def test_what_was_typed_in_a_field_is_learned_when_the_focus_leaves_it():
+    r = Rig(focus=EDITOR)
+    memory = learning(r)
+    r.type("Dear Dr. Quintanilla, thanks")
+    assert memory.pieces() == ()  # not before the stretch ends
+    r.focus.state = MAIL
+    r.c.on_field_event()
+    assert memory.pieces() == ("Dear Dr. Quintanilla, thanks",)
+
+
+def test_only_the_typed_part_is_learned_not_what_the_field_held_before():
+    quoted = FocusState(app_id="thunderbird", window_id=3, field_id="reply", is_password=False,
+                        text_before_caret="> the quoted mail of somebody else\n", caret=Rect(10, 20, 2, 16))
+    r = Rig(focus=quoted)
+    memory = learning(r)
+    r.type("Sounds good to me")
+    r.focus.state = MAIL
+    r.c.on_field_event()
+    assert memory.pieces() == ("Sounds good to me",)
+
+
+def test_accepted_suggestions_and_backspaces_count_and_each_line_is_a_piece():
+    r = Rig(focus=EDITOR)
+    memory = learning(r)
+    r.type("See you at the Kunstmuseum Winterthx")
+    r.keys.on_key(key(Kind.BACKSPACE, "backspace"))
+    r.type("ur")
+    r.answer(" on Friday")
+    r.tab()
+    assert r.inj.typed == [" on Friday"]
+    r.type("\nBest")
+    r.type(", Mireille")
+    r.focus.state = MAIL
+    r.c.on_field_event()
+    assert memory.pieces() == ("See you at the Kunstmuseum Winterthur on Friday", "Best, Mireille")
+
+
+def test_a_password_field_teaches_nothing():
+    r = Rig(focus=LOGIN)
+    memory = learning(r)
+    r.type("alice@example.org")
+    r.focus.state = PASSWORD
+    r.c.on_field_event()
+    r.type(SECRET)
+    r.focus.state = LOGIN
+    r.c.on_field_event()
+    r.type(" and more")
+    r.focus.state = MAIL
+    r.c.on_field_event()
+    assert SECRET not in everything(memory) and "hunter" not in everything(memory)
+    assert memory.pieces() == ("alice@example.org",)
+
+
+def test_a_denylisted_application_teaches_nothing():
+    r = Rig(focus=MANAGER)
+    memory = learning(r)
+    r.type(SECRET)
+    r.focus.state = MAIL
+    r.c.on_field_event()
+    r.type("plain words here")
+    r.focus.state = NOTES
+    r.c.on_field_event()
+    assert "hunter" not in everything(memory)
+    assert memory.pieces() == ("plain words here",)
+
+
+def test_a_password_at_a_no_echo_terminal_prompt_teaches_nothing():
+    r = TerminalRig()
+    memory = learning(r)
+    r.type("sudo apt update")
+    r.enter(SUDO)
+    r.type("hunter2", echo=False)
+    r.enter("Sorry, try again.\n" + SUDO)
+    r.type("hunter3", echo=False)
+    r.c.on_focus()  # still the terminal
+    r.enter("alice@host:~$ ")
+    r.type("git status --short")
+    r.enter("")
+    assert "hunter" not in everything(memory)
+    assert memory.pieces() == ("sudo apt update", "git status --short")
+
+
+def test_leaving_a_no_echo_prompt_before_enter_teaches_nothing():
+    """The password's keys are in the controller's buffer when the focus goes:
+    they were never asked about, so the stretch holds nothing of them."""
+    r = TerminalRig()
+    memory = learning(r)
+    r.type("ssh alice@build-host")
+    r.enter("alice@build-host's password: ")
+    r.type("hunter2xyz", echo=False)
+    r.c.close()
+    assert "hunter" not in everything(memory)
+
+
+def test_learn_off_learns_nothing_and_the_stretch_so_far_is_dropped():
+    r = Rig(focus=EDITOR)
+    memory = learning(r)
+    r.type("a stretch typed before learning was switched off")
+    r.c.set_memory(None)
+    r.focus.state = MAIL
+    r.c.on_field_event()
+    r.type("and one after it, also not learned")
+    r.c.close()
+    assert memory.pieces() == ()
+
+
+def test_the_learner_keeps_only_what_the_model_was_asked_about():
+    memory = Memory()
+    learner = Learner(memory)
+    learner.typed(len("private words"))  # typed, but never asked about
+    assert not learner.flush() and memory.pieces() == ()
+    learner.typed(len("field text"))
+    learner.asked("earlier text of the field text")
+    learner.typed(len(" and keys after the last ask"))
+    assert learner.flush()
+    assert memory.pieces() == ("field text",)

@@ -98,6 +98,9 @@ def _apps(tmp: pathlib.Path) -> dict[str, RealApp]:
             "chromium", "--force-renderer-accessibility", "--no-sandbox", "--test-type",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             "--no-first-run", "--disable-gpu", "--no-default-browser-check",
+            # no keyring: where GNOME Keyring is installed, its "Choose password for new keyring" prompt
+            # (D-Bus activated by Chromium's first look for its Secret Service) takes the keys
+            "--password-store=basic",
             f"--user-data-dir={tmp / 'chromium-profile'}", "--window-position=0,0",
             "--window-size=1000,700", url], "chromium", {"GNOME_ACCESSIBILITY": "1"}),
         "firefox": RealApp("firefox", [

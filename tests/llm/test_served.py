@@ -643,11 +643,14 @@ def test_complete_and_eval_commands_take_a_server(llama_server, tmp_path):
 
 
 def test_eval_typists_on_one_server(llama_server, tmp_path):
-    """``eval --typists``: two typists at 10 keys/s on one server, 20 keys each."""
-    stdout, obj = _served_eval(llama_server.url, tmp_path, "--typists", "2", "--chars", "20")
+    """``eval --typists``: two typists on one server, 20 keys each, at 4 keys/s: at 10 keys/s a
+    server on a loaded 2-core machine (the suite in sid beside this one) may answer no request
+    before the next key cancels it, and this checks what the mode counts, not the server's pace."""
+    stdout, obj = _served_eval(llama_server.url, tmp_path, "--typists", "2", "--chars", "20",
+                               "--key-interval-ms", "250")
     assert "first ghost p50/p95 ms" in stdout and "served/s" in stdout
     typists = obj["typists"]
-    assert obj["settings"]["typists"] == 2 and obj["settings"]["key_interval_ms"] == 100
+    assert obj["settings"]["typists"] == 2 and obj["settings"]["key_interval_ms"] == 250
     assert typists["typists"] == 2 and typists["keys"] == 40 and len(typists["per_typist"]) == 2
     assert typists["model_keys"] >= 2 and typists["requests"] >= 2  # the first key of each needs the model
     assert typists["failed"] == 0 and typists["served"] >= 1 and typists["served_per_s"] > 0

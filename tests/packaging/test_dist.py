@@ -98,10 +98,13 @@ def test_wheel_contents(dists):
 
 
 def _cached_llama_wheel_dirs(python: pathlib.Path) -> list[str]:
+    """Where a llama-cpp-python wheel for this machine is: pip's cache, and the wheel CI built
+    (.ci/run names it in GHOSTTYPE_LLAMA_WHEEL: .ci/llama-cpp builds it outside pip's cache)."""
     out = subprocess.run([str(python), "-m", "pip", "cache", "list", "--format=abspath", "llama_cpp_python"],
                          capture_output=True, text=True, timeout=120)
     paths = [pathlib.Path(line.strip()) for line in out.stdout.splitlines() if line.strip().endswith(".whl")]
-    return sorted({str(p.parent) for p in paths if p.is_file()})
+    paths.append(pathlib.Path(os.environ.get("GHOSTTYPE_LLAMA_WHEEL") or os.devnull))
+    return sorted({str(p.parent) for p in paths if p.is_file() and p.suffix == ".whl"})
 
 
 @pytest.mark.timeout(2400)  # a llama-cpp-python rebuild (no cached wheel) takes ~8 min on 2 cores

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.desktop import screen_text
+from tests.desktop import ibus_carets, screen_text
 from tests.desktop.wayland_log import AppLog
 
 #: Pixels that must differ between "suggestion shown" and "after Esc" screenshots: a caret is ~40,
@@ -120,6 +120,7 @@ def read_off_screen(results: dict, res: dict, step: str, box: list) -> str:
 def check_screen_shows_what_tab_inserts(results: dict, app: str) -> str:
     """The suggestion on screen, read with OCR where the screen showed it (the place where the screenshot
     before Tab differs from the same field without it), says what Tab then inserted."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     x = inserted(res)
     assert x and "\t" not in x, f"{app}: Tab inserted {x!r}; nothing to compare the screen with"
@@ -151,6 +152,7 @@ def check_gone_after_tab(results: dict, app: str) -> None:
     """Right after Tab the suggestion is no longer shown as a suggestion: IBus's popup no longer shows its
     text where it stood, and inline text became the inserted text (the same place read again gives ink as
     dark as typed text, checked by check_inline_at_the_caret)."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     inl = res.get("inline") or {}
     region = inl.get("ghost")
@@ -179,12 +181,26 @@ def app_log(results: dict, app: str) -> AppLog | None:
 def xfail_where_the_app_sent_no_caret(results: dict, app: str) -> None:
     """The application reported no caret at all while typed into (gnome-console on GNOME 51 in some runs): the
     desktop has nothing to draw at. Told from the application's own Wayland log only: it speaks Wayland and
-    text-input-v3, and sent no cursor rectangle of any size before Tab."""
+    text-input-v3, and sent no cursor rectangle of any size before Tab. Or the desktop passed IBus none of the
+    carets the application reported (:func:`xfail_where_the_desktop_lost_the_caret`)."""
     log = app_log(results, app)
     evidence = log.no_caret_reported() if log is not None else None
     if evidence:
         pytest.xfail(f"{app}: {evidence}: the desktop has no caret to draw at (upstream: gnome-console/VTE, "
                      f"tests/desktop/upstream.md)")
+    xfail_where_the_desktop_lost_the_caret(results, app)
+
+
+def xfail_where_the_desktop_lost_the_caret(results: dict, app: str) -> None:
+    """The application reported its caret after its keys (its own Wayland log) and the desktop passed none of
+    those carets to IBus (IBus's own bus, read by a monitor): GNOME Shell 51 at times stops passing any cursor
+    rectangle on, for the rest of the session (tests/desktop/upstream.md). Nothing ghosttype does can place a
+    suggestion at a caret it is never told; both records come from outside ghosttype."""
+    res = results.get("scenarios", {}).get(app) or {}
+    evidence = ibus_carets.caret_lost(ibus_carets.read(screen_text.local("/out/ibus-carets.log", results)),
+                                      app_log(results, app), res.get("tab_wall_ms"))
+    if evidence:
+        pytest.xfail(f"{app}: {evidence} (upstream: GNOME Shell / Mutter, tests/desktop/upstream.md)")
 
 
 def xfail_where_the_app_did_not_report_its_caret(results: dict, app: str, what: str) -> None:
@@ -200,6 +216,7 @@ def xfail_where_the_app_did_not_report_its_caret(results: dict, app: str, what: 
         evidence = log.rectangle_never_committed()
     if evidence:
         pytest.xfail(f"{app}: {what}; {evidence} (upstream, tests/desktop/upstream.md)")
+    xfail_where_the_desktop_lost_the_caret(results, app)
 
 
 def complete_first_word(complete: list[dict], typed: str):
@@ -211,6 +228,7 @@ def complete_first_word(complete: list[dict], typed: str):
 def check_visible_and_esc_hides(results: dict, app: str) -> None:
     """After the model's suggestion is shown, the screen shows it (screenshot differs clearly from the
     one after Esc), and Esc hides it without the engine showing it again."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     assert res.get("ghost_d"), f"{app}: the engine showed no suggestion after BackSpace (the model's path)"
     n, box = res["diff_model"]
@@ -230,6 +248,7 @@ def check_drawn_at_the_caret(results: dict, app: str) -> None:
     """The suggestion is drawn where the user types: the largest place where the screen changed when
     Esc hid it (inline ghost text after the caret, or a popup just below) lies within NEAR px of the
     last typed character (the screen change between the field with and without it)."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     n, ghost = res.get("diff_model") or (0, [])
     assert n >= MIN_VISIBLE_PIXELS and ghost, f"{app}: no suggestion on screen to locate ({n} pixels differ)"
@@ -251,6 +270,7 @@ def check_drawn_at_the_caret(results: dict, app: str) -> None:
 def check_typing_through_keeps_it_visible(results: dict, app: str) -> bool:
     """Typing the character the suggestion begins with keeps a suggestion on screen (the engine
     advances it): the screenshot after that key differs clearly from the one after Esc."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     a, b = res.get("ghost_a"), res.get("ghost_b")
     assert a, f"{app}: no suggestion was shown after the phrase"
@@ -289,6 +309,7 @@ def check_focus_jump(results: dict, app: str) -> None:
     """A page moves the focus from the textarea, where a suggestion shows, to its password input by
     itself: the engine shows nothing from then on, the password input holds exactly what was typed,
     the textarea what was typed there (nothing inserted), and Tab reaches the page."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     assert res.get("ghost"), f"{app}: no suggestion was shown before the page moved the focus"
     assert res.get("jumped"), f"{app}: the page never moved the focus to its password input"
@@ -336,6 +357,7 @@ def check_foreign_calls_refused(results: dict, app: str, desktop: str) -> None:
     """Another program of the user called the plug-in while the suggestion showed: Hide, Show with its own text,
     Offset, Register (and KWin's Watch) were each refused with AccessDenied (the answers it got), the screen did
     not change (the suggestion stayed, no planted text), and Tab then inserted the suggestion."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     answers = res.get("foreign") or {}
     guarded = GUARDED + (("Watch",) if desktop.startswith("kde") else ())
@@ -373,6 +395,7 @@ def check_user_session(results: dict, app: str) -> str:
     """The default config, typed as people type: every key arrived once and in order, and Tab, pressed as
     soon as the user had read the suggestion, inserted exactly the text the screen showed (read with OCR
     where Tab changed the screen)."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     typed, text = res["typed"], field_text(res)
     assert text.startswith(typed), f"{app}: typed keys lost, doubled or reordered: field {text!r}, typed {typed!r}"
@@ -401,6 +424,7 @@ USER_NEAR = 8
 def check_user_sees_and_dismisses(results: dict, app: str) -> None:
     """The default config at typing speed, more typed after Tab: the suggestion showed (Esc changed the screen)
     within USER_NEAR px of the typed text, and nothing showed again in the 1.5 s after Esc."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     region, typed = res.get("more_suggestion"), res.get("more_typed") or []
     shots = res.get("shots", {})
@@ -490,6 +514,7 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False, scale
     fainter than the inserted (typed) text's yet readable, and no pixel turned dark while it showed (no box).
     ``dark``: GNOME's dark style, where the field itself must be dark. ``scale``: the monitor's, so many
     screenshot pixels to a logical one (the unit of the caret the application reports)."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     if (res.get("ghost_e") or [""])[0] != "shell":
         xfail_where_the_app_did_not_report_its_caret(results, app, "the suggestion was not drawn at the caret")
@@ -611,6 +636,7 @@ def check_popup_at_the_caret(results: dict, app: str) -> None:
     (between the caret before and after it, 6 px either side), right below the line (or right above it: POPUP_BELOW),
     and its text starts within the box's padding (so a suggestion shifted inside its box is off the caret as
     much as a box shifted off it)."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     assert (res.get("ghost_d") or [""])[0] == "popup", f"{app}: the model's suggestion was not in IBus's popup"
     region, carets = res.get("suggestion_region"), res.get("caret_regions") or []
@@ -642,6 +668,7 @@ def check_lock_screen(results: dict, app: str) -> None:
     changed), the plug-in's name stayed the compositor's throughout (the bus daemon's account), so the other
     program that asked for it waited in vain and got no message from anyone; no word of the suggestion stood on
     the lock screen (OCR); after the unlock the suggestion is drawn at the caret again and Tab inserts it."""
+    xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     assert res.get("locked") and res.get("unlocked"), f"{app}: the screen did not lock and unlock: {res}"
     shell = res.get("shell_owner")

@@ -116,6 +116,14 @@ class AppLog:
         return sum(1 for m in self.messages[index + 1:] if m.sent and m.iface == "wl_surface" and m.oid == surface
                    and m.name == "commit")
 
+    def rectangles_after_first_key(self) -> tuple[int, list[tuple[int, int, int, int]]] | None:
+        """(the first key press's stamp in ms of the day, the cursor rectangles sent after it), for a log with
+        day stamps (libwayland 1.24) and a key press; None otherwise."""
+        keys = self._key_presses()
+        if not keys or self.messages[keys[0]].period != DAY:
+            return None
+        return self.messages[keys[0]].t, [r for i, r in self._rects() if i > keys[0]]
+
     def no_caret_reported(self) -> str | None:
         """Evidence that the application reported no caret: its log speaks Wayland and uses text-input, and holds
         no cursor rectangle of any size; None when the log shows one (or cannot tell)."""

@@ -104,3 +104,53 @@ def test_every_mutation_of_the_tier_still_applies_to_the_checkout():
         r = subprocess.run(["git", "apply", "--check", str(here / m["patch"])], cwd=root, capture_output=True,
                            text=True, timeout=30)
         assert r.returncode == 0, f"{name}: {r.stderr.strip()}"
+
+
+def _monitor(*calls: tuple[float, tuple[int, int, int, int]]) -> str:
+    """dbus-monitor's output for SetCursorLocation calls at (epoch seconds, rectangle)."""
+    out = ['signal time=1796396000.000000 sender=org.freedesktop.DBus -> destination=:1.7 serial=2 '
+           'path=/org/freedesktop/DBus; interface=org.freedesktop.DBus; member=NameAcquired', '   string ":1.7"']
+    for t, rect in calls:
+        out.append(f"method call time={t:.6f} sender=:1.3 -> destination=(null destination) serial=9 "
+                   "path=/org/freedesktop/IBus/InputContext_5; interface=org.freedesktop.IBus.InputContext; "
+                   "member=SetCursorLocation")
+        out += [f"   int32 {v}" for v in rect]
+    return "\n".join(out) + "\n"
+
+
+def _app(first_key_s: float, rects: list[tuple[int, int, int, int]]) -> "AppLog":
+    """An application's Wayland log (libwayland 1.24 stamps): a key press, then a rectangle 100 ms apart each."""
+    from tests.desktop.wayland_log import AppLog
+
+    def stamp(t: float) -> str:
+        s = t % 86400
+        return f"[{int(s // 3600):02d}:{int(s % 3600 // 60):02d}:{int(s % 60):02d}.{int(round(s % 1 * 1e6)):06d}]"
+
+    lines = [f"{stamp(first_key_s - 1)}  -> wl_registry#2.bind(1, \"wl_seat\", 8, new id [unknown]#3)",
+             f"{stamp(first_key_s)} wl_keyboard#9.key(10, 200, 30, 1)"]
+    for i, (x, y, w, h) in enumerate(rects, 1):
+        lines.append(f"{stamp(first_key_s + i / 10)}  -> zwp_text_input_v3#41.set_cursor_rectangle({x}, {y}, {w}, {h})")
+        lines.append(f"{stamp(first_key_s + i / 10)}  -> zwp_text_input_v3#41.commit()")
+    return AppLog("\n".join(lines))
+
+
+def test_a_caret_the_desktop_never_passed_to_ibus_is_told_from_both_outside_records():
+    from tests.desktop import ibus_carets
+
+    t0 = 1796396100.0
+    app = _app(t0, [(31 + 9 * i, 72, 9, 18) for i in range(6)])
+    tab_ms = int((t0 + 2) * 1000)
+    stale = ibus_carets.parse(_monitor((t0 - 5, (749, 128, 0, 24)), (t0 - 0.5, (0, 0, 0, 0)),
+                                       (t0 - 0.4, (749, 128, 0, 24))))
+    assert [c.rect for c in stale] == [(749, 128, 0, 24), (0, 0, 0, 0), (749, 128, 0, 24)]
+    evidence = ibus_carets.caret_lost(stale, app, tab_ms)
+    assert evidence and "6 cursor rectangles" in evidence and "none of them" in evidence
+    passed = ibus_carets.parse(_monitor((t0 - 0.4, (749, 128, 0, 24)), (t0 + 0.15, (271, 104, 9, 18))))
+    assert ibus_carets.caret_lost(passed, app, tab_ms) is None  # a new caret reached IBus: no excuse
+    # a caret passed only after Tab does not count; no monitor, or an application that reported one caret: no evidence
+    late = ibus_carets.parse(_monitor((t0 - 0.4, (749, 128, 0, 24)), (t0 + 3, (271, 104, 9, 18))))
+    assert ibus_carets.caret_lost(late, app, tab_ms)
+    assert ibus_carets.caret_lost(None, app, tab_ms) is None
+    assert ibus_carets.caret_lost(stale, _app(t0, [(31, 72, 9, 18)] * 4), tab_ms) is None
+    # a monitor that heard nothing before the key may not have been listening: no evidence
+    assert ibus_carets.caret_lost([], app, tab_ms) is None

@@ -1129,6 +1129,7 @@ def scenario_foreign(desk, app: App, res: dict) -> None:
     bus.close_sync(None)
     time.sleep(0.8)
     res["diff_foreign"] = diff_pixels(before, shot("2-after-foreign"), desk.MASK)
+    res["tab_wall_ms"] = wall_ms()
     desk.key("Tab")
     time.sleep(0.7)
     desk.type("!")
@@ -1280,6 +1281,7 @@ def scenario_jump(desk, app: App, res: dict) -> None:
     p = f"{o}-1-ghost.png"
     shots["1-ghost"] = p if desk.shot(p) else None
     res["window_box"] = diff_pixels(app.pre, p, desk.MASK)[1]
+    res["tab_wall_ms"] = wall_ms()  # the suggestion stood at the textarea's caret by now (the page's log up to here)
     jumped = len(elines())
     with open(app.log + ".cmd", "w") as f:
         f.write("jump")
@@ -1360,6 +1362,13 @@ def main() -> int:
                             "engine_start": next((line for line in elines() if "engine running" in line), ""),
                             "registered": next((line for line in elines() if "registered with ibus-daemon" in line), "")}
         desk.settle()
+        # the carets the desktop passes to IBus, read off IBus's own bus by a monitor (IBus dispatches every
+        # call to a matching rule): the outside record of what the compositor told the input method
+        # (tests/desktop/ibus_carets.py)
+        spawn(["dbus-monitor", "--address", ibus_address(),
+               "type='method_call',interface='org.freedesktop.IBus.InputContext',member='SetCursorLocation'",
+               "type='method_call',interface='org.freedesktop.IBus.InputContext',member='SetCursorLocationRelative'"],
+              f"{out}/ibus-carets.log")
         note(f"{desktop} and engine ready")
     except Exception as e:
         results["setup"] = {"ok": False, "error": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - t_start, 1)}

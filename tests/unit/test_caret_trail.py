@@ -80,17 +80,47 @@ def test_a_late_client_is_learned_at_its_first_key_in_a_field_that_said_where_it
         assert c.drawn_at() == c.right()
 
 
-def test_firefox_is_learned_at_its_first_backspace_and_typing_after_it():
-    """Firefox says nothing useful at focus (a rectangle of no height); after BackSpace its late
-    rectangle moves right, which no on-time caret does."""
+def test_firefox_is_placed_right_from_its_first_keys_and_learned_at_its_first_backspace():
+    """Firefox says nothing useful at focus (a rectangle of no height): placed as a late client from its
+    second key on (once a character's width is seen), before anything proves it late; after BackSpace its
+    late rectangle moves right, which no on-time caret does."""
     c = Client(CaretTrail(), 12, late=True, chars=10)
     c.focus(report=False)
-    for _ in range(5):
+    c.key()
+    assert c.trail.shift() == Shift(c.rect(c.chars - 1), 1)  # no width seen yet: the rectangle as it is
+    for _ in range(4):
         c.key()
-    assert c.trail.late is None and c.trail.shift() == Shift(c.rect(c.chars - 1), 1)
+        assert c.trail.late is None and c.drawn_at() == c.right()
     c.key(-1)
     assert c.trail.late is True
     c.key(-1)
+    c.key()
+    c.key()
+    assert c.drawn_at() == c.right()
+
+
+def test_a_stale_caret_repeated_at_focus_is_no_reference_once_the_client_says_it_has_none():
+    """GNOME Shell repeats the last application's caret at each focus-in; Firefox then says (0, y, 0, 0):
+    it is placed as a late client from its first keys, as with nothing repeated."""
+    c = Client(CaretTrail(), 12, late=True, chars=0)
+    c.trail.clear()
+    c.trail.report((530, Y, 10, H))  # another application's caret, repeated by the desktop
+    c.trail.report((0, 32, 0, 0))
+    for _ in range(4):
+        c.key()
+    assert c.drawn_at() == c.right()
+
+
+def test_an_on_time_client_that_said_nothing_at_focus_is_drawn_right_once_its_rectangles_tell():
+    """The price of the assumption: an on-time client without a caret at focus stands a character right
+    until a BackSpace tells; from then on it is drawn right."""
+    c = Client(CaretTrail(), 9, late=False, chars=10)
+    c.focus(report=False)
+    for _ in range(4):
+        c.key()
+    assert c.trail.late is None and c.drawn_at() == c.right() + 9
+    c.key(-1)
+    assert c.trail.late is False
     c.key()
     c.key()
     assert c.drawn_at() == c.right()

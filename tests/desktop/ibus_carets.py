@@ -7,7 +7,9 @@ each cursor rectangle an application commits (``zwp_text_input_v3.set_cursor_rec
 own Wayland log: :mod:`tests.desktop.wayland_log`) to its IBus input context as a ``SetCursorLocation`` call.
 When the application's log holds rectangles after its first key and IBus got none of them (only the repeat
 of an older one that GNOME Shell sends at each focus-in, or the empty one of a reset), the desktop lost the
-caret before ghosttype could know it (tests/desktop/upstream.md). Nothing here reads ghosttype's log.
+caret before ghosttype could know it; when IBus got no caret at all after the one the application sent after
+its last key, the desktop held that one back (Mutter 51 passes a rectangle on at the surface's next commit).
+Either way nobody could draw at the caret (tests/desktop/upstream.md). Nothing here reads ghosttype's log.
 
 dbus-monitor prints a call as ``method call time=SECONDS.MICROS sender=... member=SetCursorLocation`` and
 its four ``int32`` arguments on the lines after it; the time is epoch seconds (UTC).
@@ -82,3 +84,25 @@ def caret_lost(carets: list[Caret] | None, app: AppLog | None, until_ms: int | N
             f"different: its own Wayland log) and the desktop passed IBus none of them: {len(during)} "
             f"SetCursorLocation calls on IBus's bus in that time, each {sorted(stale)[0]} or empty "
             f"(a monitor of IBus's bus)")
+
+
+def last_caret_held_back(carets: list[Caret] | None, app: AppLog | None, until_ms: int | None) -> str | None:
+    """Evidence that the desktop held back the caret the application reported after its last key: the
+    application committed a new cursor rectangle after that key (its own Wayland log) and IBus got no
+    SetCursorLocation from then until ``until_ms`` (epoch ms: Tab). None otherwise (or a record missing)."""
+    if not carets or app is None or until_ms is None:
+        return None
+    last = app.last_caret_after_last_key()
+    if last is None:
+        return None
+    ms_of_day, rect = last
+    sent = until_ms - until_ms % DAY + ms_of_day
+    if sent > until_ms:
+        sent -= DAY
+    if until_ms - sent < 300:  # too close to Tab to tell
+        return None
+    if any(sent <= c.ms <= until_ms for c in carets):
+        return None
+    return (f"the application committed its caret {rect} after its last key, {until_ms - sent} ms before Tab "
+            f"(its own Wayland log), and IBus got no caret from then until Tab (a monitor of IBus's bus): the "
+            f"desktop held it back")

@@ -124,6 +124,16 @@ class AppLog:
             return None
         return self.messages[keys[0]].t, [r for i, r in self._rects() if i > keys[0]]
 
+    def last_caret_after_last_key(self) -> tuple[int, tuple[int, int, int, int]] | None:
+        """(its stamp in ms of the day, the rectangle) of the last cursor rectangle the application sent after
+        its last key press, when that rectangle differs from the one it sent before (the caret moved); None
+        otherwise, or for a log without day stamps."""
+        keys, rects = self._key_presses(), self._rects()
+        if not keys or len(rects) < 2 or rects[-1][0] < keys[-1] or rects[-1][1] == rects[-2][1]:
+            return None
+        msg = self.messages[rects[-1][0]]
+        return (msg.t, rects[-1][1]) if msg.period == DAY else None
+
     def no_caret_reported(self) -> str | None:
         """Evidence that the application reported no caret: its log speaks Wayland and uses text-input, and holds
         no cursor rectangle of any size; None when the log shows one (or cannot tell)."""

@@ -154,3 +154,18 @@ def test_a_caret_the_desktop_never_passed_to_ibus_is_told_from_both_outside_reco
     assert ibus_carets.caret_lost(stale, _app(t0, [(31, 72, 9, 18)] * 4), tab_ms) is None
     # a monitor that heard nothing before the key may not have been listening: no evidence
     assert ibus_carets.caret_lost([], app, tab_ms) is None
+
+
+def test_a_caret_the_desktop_held_back_after_the_last_key_is_told_from_both_outside_records():
+    from tests.desktop import ibus_carets
+
+    t0 = 1796396100.0
+    app = _app(t0, [(31 + 9 * i, 72, 9, 18) for i in range(4)])  # the last one 0.4 s after the key
+    tab_ms = int((t0 + 2) * 1000)
+    before_it = ibus_carets.parse(_monitor((t0 + 0.35, (275, 104, 9, 18))))
+    evidence = ibus_carets.last_caret_held_back(before_it, app, tab_ms)
+    assert evidence and "held it back" in evidence
+    passed = ibus_carets.parse(_monitor((t0 + 0.35, (275, 104, 9, 18)), (t0 + 0.5, (284, 104, 9, 18))))
+    assert ibus_carets.last_caret_held_back(passed, app, tab_ms) is None
+    assert ibus_carets.last_caret_held_back(before_it, app, int((t0 + 0.5) * 1000)) is None  # too close to Tab
+    assert ibus_carets.last_caret_held_back([], app, tab_ms) is None

@@ -38,6 +38,10 @@ simulated user (``--simulate-user``)
     editor's word completion (no model), and prints keystrokes saved, accepts
     and wrong suggestions seen per 100 keystrokes.  ``--json`` writes
     ``{"settings", "runs": [...], "pooled": {SUGGESTER: {...}}}``.
+    ``--learn-from DIR_OR_FILE`` (repeatable) first fills the memory of the
+    user's words from those files (bounded: :mod:`daemon.evaluation.learn`)
+    and types with it mixed into the model, as the daemon does with
+    ``learn`` on.
 
 ``--load K`` (replay and cold start) runs beside K spinning processes;
 ``--key-interval-ms`` paces the replay's keys like a person typing and
@@ -153,6 +157,17 @@ def add_parser(subparsers: Any) -> None:
                    help="skip the naive-decoding and word-completion baselines")
     u.add_argument("--code-model", default=None, metavar="NAME|PATH",
                    help="a second model for the text that looks like code (the daemon's code_model)")
+    u.add_argument("--learn-from", action="append", default=None, metavar="DIR_OR_FILE",
+                   help="fill the memory of the user's words (the daemon's learn setting) from these files "
+                        "(a folder: its files, sorted) before typing; repeatable.  Bounded: at most the "
+                        "memory's 200,000 characters in all, 1 MB of each file, 10,000 files and 5 s of "
+                        "reading; binary and non-UTF-8 files are skipped")
+    u.add_argument("--empty-field", action="store_true",
+                   help="type each span into an empty field (default: the text before it is already there, "
+                        "up to --context-chars)")
+    u.add_argument("--learn-params", default=None, metavar="SPEC",
+                   help="how much the memory is trusted, for benchmarks: comma-separated NAME=VALUE of "
+                        "lam_max, beta, min_order, ramp, max_order (daemon/memory/cache_lm.py)")
     add_server_arguments(p)
     t = p.add_argument_group("many typists (with --server)")
     t.add_argument("--typists", type=int, default=None, metavar="N",
@@ -337,12 +352,34 @@ def run_simulate_user_mode(args: argparse.Namespace) -> int:
     if rest:
         raise UsageError("--simulate-user takes one --model")
     code_model = (args.code_model, resolve(args.code_model)) if args.code_model else None
+    memory, cache_params, learned = _learned_memory(args)
     served = open_served(args) if args.server else None
     obj = simulate_files(model_name, model_path, files, _served_params(args, params), chars=chars, seed=args.seed,
-                         key_interval_ms=interval, baselines=args.baselines, served=served, code_model=code_model)
+                         key_interval_ms=interval, baselines=args.baselines, served=served, code_model=code_model,
+                         memory=memory, cache_params=cache_params, empty_field=args.empty_field)
+    if learned is not None:
+        obj["settings"]["learn_from"] = {**learned.to_json(), "params": dataclasses.asdict(cache_params)}
     if args.json_out:
         _write_json(args.json_out, obj)
     return 0
+
+
+def _learned_memory(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """(memory, cache params, what was read) for ``--learn-from``; Nones without it."""
+    if not args.learn_from:
+        if args.learn_params:
+            raise UsageError("--learn-params goes with --learn-from")
+        return None, None, None
+    if args.server:
+        raise UsageError("--learn-from mixes the memory into a local model's probabilities: give it without --server")
+    from daemon.evaluation.learn import learned_memory
+
+    try:
+        memory, cache_params, learned = learned_memory(args.learn_from, args.learn_params)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(learned.line(), file=sys.stderr)
+    return memory, cache_params, learned
 
 
 def run_replay_mode(args: argparse.Namespace) -> int:
@@ -461,6 +498,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--code-model works with --simulate-user")
         if args.code_model and args.server:
             raise UsageError("--code-model runs in ghosttype: give it without --server")
+        if (args.learn_from or args.learn_params or args.empty_field) and not args.simulate_user:
+            raise UsageError("--learn-from and --empty-field work with --simulate-user")
         if args.simulate_user:
             return run_simulate_user_mode(args)
         if args.vocab_bench:

@@ -263,6 +263,17 @@ def _routed(decoder: Any) -> Optional[tuple[int, int]]:
     return decoder.code_requests, decoder.code_requests + decoder.main_requests
 
 
+def _with_memory(lm: Any, memory: Any, cache_params: Any) -> Any:
+    """``lm`` as the daemon wires it with a memory, its index built before typing starts."""
+    if memory is None:
+        return lm
+    from daemon.memory.cache_lm import CacheParams, MemoryLM
+
+    wrapped = MemoryLM(lm, memory, cache_params or CacheParams())
+    wrapped.refresh()
+    return wrapped
+
+
 def simulate_files(
     model_name: str,
     model_path: str,
@@ -276,6 +287,9 @@ def simulate_files(
     served: Any = None,
     code_model: Optional[tuple[str, str]] = None,
     wrap: Optional[Callable[[str, Any], Any]] = None,
+    memory: Any = None,
+    cache_params: Any = None,
+    empty_field: bool = False,
 ) -> dict:
     """Run the simulated user on every file with the configured suggester and,
     with ``baselines``, naive decoding and the field's own words; print a
@@ -285,7 +299,12 @@ def simulate_files(
     model for the windows that look like code (:mod:`daemon.code_route`);
     ``wrap(file_name, decoder)``: the completer the configured suggester
     uses on that file instead of the decoder (a research candidate's
-    wrapper, see tests/research/)."""
+    wrapper, see tests/research/); ``memory``: a
+    :class:`~daemon.memory.store.Memory` mixed into each local model's
+    probabilities as the daemon does with ``learn`` on
+    (``Decoder(MemoryLM(model, memory))``, :mod:`daemon.memory.cache_lm`);
+    ``empty_field``: the same spans typed into an empty field (nothing of
+    the text before them)."""
     from daemon.backends.llamacpp.open import load_lm
     from daemon.cpc.beam import Decoder
     from daemon.evaluation.progress import terminal_progress
@@ -304,18 +323,21 @@ def simulate_files(
         decoder = served
         if served is None:
             lm.warm_up()
-            decoder = Decoder(lm)
+            decoder = Decoder(_with_memory(lm, memory, cache_params))
             if code_model is not None:
                 from daemon.code_route import CodeRoute
 
                 code_lm = load_lm(code_model[1], n_seq_max=n_seq_max)
                 code_lm.warm_up()
-                decoder = CodeRoute(decoder, Decoder(code_lm))
+                decoder = CodeRoute(decoder, Decoder(_with_memory(code_lm, memory, cache_params)))
         for file_name, raw in files:
             kind = kind_of(file_name)
             text = as_typed(raw, kind)
             start = choose_start(text, chars, params.context_chars, seed)
             end = min(len(text), start + chars)
+            offset = start
+            if empty_field:
+                text, start, end = text[start:end], 0, end - start
             runs = []
             for name, strategy in suggesters:
                 if served is None:
@@ -335,7 +357,8 @@ def simulate_files(
                 runs.append(run)
                 report.runs.append((file_name, run))
             pace = f"one key every {key_interval_ms:g} ms" if key_interval_ms else "waiting for the daemon before each key"
-            out(f"\n{file_name}  ({kind})  model={models}  {end - start} chars from offset {start} (seed {seed})  "
+            field_note = "  into an empty field" if empty_field else ""
+            out(f"\n{file_name}  ({kind})  model={models}  {end - start} chars from offset {offset} (seed {seed}){field_note}  "
                 f"{pace}  threshold={params.confidence_threshold:g}")
             out(user_table(runs))
     finally:
@@ -348,7 +371,7 @@ def simulate_files(
         out(user_table(list(pooled.values())))
     return {
         "settings": {"model": model_name, "code_model": code_model[0] if code_model else "", "chars": chars,
-                     "seed": seed, "key_interval_ms": key_interval_ms,
+                     "seed": seed, "key_interval_ms": key_interval_ms, "empty_field": empty_field,
                      "strategy": main_name, "confidence_threshold": params.confidence_threshold,
                      "max_tokens": params.max_tokens, "context_chars": params.context_chars},
         "runs": [{"file": f, **r.to_json()} for f, r in report.runs],

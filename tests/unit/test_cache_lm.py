@@ -1,0 +1,294 @@
+"""The memory's token cache (daemon/memory/cache_lm.py) on a scripted LM:
+the index against a brute-force scan of the token streams, the mixed rows
+against the formula, empty memory, memory changes, and a decoder that
+suggests a remembered phrase the model alone would not."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from daemon.cpc.beam import Decoder
+from daemon.cpc.lm import TokenLM
+from daemon.cpc.suggestion import BeamParams
+from daemon.memory.cache_lm import CacheIndex, CacheParams, MemoryLM
+from daemon.memory.store import Memory
+from tests.unit.cpc_fakes import ScriptedLM
+
+LETTERS = "abcdefgh"
+#: one token per letter, plus a space: a text's tokens are its characters
+CHAR_PIECES = [c.encode() for c in LETTERS + " "]
+CHAR_TOK = {c: i for i, c in enumerate(LETTERS + " ")}
+
+
+def char_lm(seed: int = 0) -> ScriptedLM:
+    return ScriptedLM(CHAR_PIECES, seed=seed, tokenizer=lambda text: [CHAR_TOK[c] for c in text])
+
+
+def brute_followers(streams: list[list[int]], seq: list[int], max_order: int):
+    """(order, {token: count}) of the longest suffix of ``seq`` followed by a
+    token somewhere in ``streams`` (never across two streams), by scanning."""
+    for n in range(min(max_order, len(seq)), 0, -1):
+        suffix = tuple(seq[-n:])
+        counts: dict[int, int] = {}
+        for s in streams:
+            for i in range(len(s) - n):
+                if tuple(s[i:i + n]) == suffix:
+                    counts[s[i + n]] = counts.get(s[i + n], 0) + 1
+        if counts:
+            return n, counts
+    return None
+
+
+def brute_row(row: np.ndarray, found, params: CacheParams, pieces, last: int) -> np.ndarray:
+    """The mixed row by the formula, in float64: ``(1 - s) p_LM + sum_f lam_f
+    share_f`` at each follower f, where ``lam_f`` is ``lam_word``'s weight
+    for a follower that goes on with a word the last token ends inside of
+    (letters; CHAR_PIECES has no digits),
+    ``lam_max``'s otherwise, and ``s = sum_f lam_f share_f``."""
+    p = np.exp(row.astype(np.float64))
+    if found is None:
+        return np.log(p)
+    order, counts = found
+    total = sum(counts.values())
+    in_word = pieces[last][-1:].isalpha() or pieces[last][-1:] == b"_"
+    cache = np.zeros_like(p)
+    for tok, c in counts.items():
+        goes_on = in_word and (pieces[tok][:1].isalpha() or pieces[tok][:1] == b"_")
+        cache[tok] = params.weight(order, total, len(counts), goes_on) * c / total
+    with np.errstate(divide="ignore"):
+        return np.log((1 - cache.sum()) * p + cache)
+
+
+streams_st = st.lists(st.lists(st.integers(0, 4), max_size=30), max_size=5)
+seq_st = st.lists(st.integers(0, 5), max_size=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(streams=streams_st, seqs=st.lists(seq_st, min_size=1, max_size=8), max_order=st.integers(1, 8))
+def test_index_finds_the_longest_suffix_and_its_followers_as_a_scan_does(streams, seqs, max_order):
+    index = CacheIndex(streams, max_order)
+    for seq in seqs:
+        found = brute_followers(streams, seq, max_order)
+        match = index.lookup(seq[-max_order:])
+        if found is None:
+            assert match is None
+        else:
+            assert match is not None and match.order == found[0]
+            assert dict(zip(match.followers.tolist(), match.counts.tolist())) == found[1]
+
+
+texts_st = st.lists(st.text(alphabet=LETTERS + " ", min_size=8, max_size=40).filter(lambda t: len(t.strip()) >= 8),
+                    max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=texts_st, queries=st.lists(st.text(alphabet=LETTERS + " ", max_size=12), min_size=1, max_size=6),
+       lam_max=st.floats(0.0, 0.95), lam_word=st.floats(0.0, 0.95), min_order=st.integers(1, 3),
+       ramp=st.integers(1, 4), beta=st.floats(0.1, 3.0), seed=st.integers(0, 3))
+def test_rows_are_the_mixture_of_the_model_and_the_memory_and_stay_normalised(texts, queries, lam_max, lam_word,
+                                                                               min_order, ramp, beta, seed):
+    params = CacheParams(max_order=6, min_order=min_order, lam_max=lam_max, lam_word=lam_word, ramp=ramp, beta=beta)
+    memory = Memory()
+    memory.extend(texts)
+    base = char_lm(seed)
+    lm = MemoryLM(base, memory, params, background=False)
+    streams = [[CHAR_TOK[c] for c in piece] for piece in memory.pieces()]
+    seqs = [[CHAR_TOK[c] for c in q] for q in queries]
+    rows = lm.logprobs(seqs)
+    assert rows.shape == (len(seqs), base.n_vocab) and rows.dtype == np.float32
+    for seq, row in zip(seqs, rows):
+        found = brute_followers(streams, seq, params.max_order) if seq else None
+        expect = brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1] if seq else 0)
+        np.testing.assert_allclose(row, expect, rtol=0, atol=2e-5)
+        assert math.isclose(float(np.exp(row.astype(np.float64)).sum()), 1.0, abs_tol=1e-4)
+
+
+def test_a_token_impossible_for_both_stays_impossible_and_the_memory_makes_one_possible():
+    # the model gives ``b`` nothing (-inf) after "ab"; the memory saw "ab" followed by "b"
+    base = char_lm()
+    row = base.row([0, 1]).copy()
+    row[CHAR_TOK["b"]] = -np.inf
+    row[CHAR_TOK["h"]] = -np.inf
+    row -= np.log(np.exp(row.astype(np.float64)).sum())
+
+    class Fixed(ScriptedLM):
+        def row(self, seq):
+            return row if list(seq) == [0, 1] else super().row(seq)
+
+    fixed = Fixed(CHAR_PIECES, tokenizer=lambda text: [CHAR_TOK[c] for c in text])
+    memory = Memory()
+    memory.add("abbabbabb")
+    lm = MemoryLM(fixed, memory, CacheParams(min_order=1), background=False)
+    out = lm.logprobs([[0, 1]])[0]
+    assert np.isfinite(out[CHAR_TOK["b"]]) and out[CHAR_TOK["b"]] > math.log(0.3)
+    assert out[CHAR_TOK["h"]] == -np.inf
+    assert math.isclose(float(np.exp(out.astype(np.float64)).sum()), 1.0, abs_tol=1e-5)
+
+
+def test_empty_memory_returns_the_models_rows_exactly():
+    base = char_lm()
+    memory = Memory()
+    for background in (False, True):
+        lm = MemoryLM(base, memory, background=background)
+        seqs = [[0, 1, 2], [], [3] * 9]
+        np.testing.assert_array_equal(lm.logprobs(seqs), base.logprobs(seqs))
+    memory.add("abcabcabcabc")
+    lm = MemoryLM(base, memory, background=False)
+    seqs = [[7, 7, 7, 7]]  # nothing in the memory ends with "hhhh" or "h"
+    np.testing.assert_array_equal(lm.logprobs(seqs), base.logprobs(seqs))
+
+
+def test_a_memory_change_is_picked_up_and_forget_restores_the_model():
+    base = char_lm()
+    memory = Memory()
+    lm = MemoryLM(base, memory, background=False)
+    seq = [CHAR_TOK[c] for c in "hello"[:0] + "cab"]
+    before = lm.logprobs([seq])[0]
+    memory.add("cab cabd cabd cabd")
+    after = lm.logprobs([seq])[0]
+    assert after[CHAR_TOK["d"]] > before[CHAR_TOK["d"]] + 0.5
+    memory.add("dddd cabe cabe cabe cabe cabe")
+    later = lm.logprobs([seq])[0]
+    assert later[CHAR_TOK["e"]] > after[CHAR_TOK["e"]] + 0.5
+    assert lm.builds == 2
+    memory.clear()
+    np.testing.assert_array_equal(lm.logprobs([seq])[0], base.row(seq))
+
+
+def test_the_background_build_keeps_answering_with_the_previous_index_until_it_is_done():
+    base = char_lm()
+    memory = Memory()
+    lm = MemoryLM(base, memory)  # background builds, as in the daemon
+    seq = [CHAR_TOK[c] for c in "cab"]
+    memory.add("cabd cabd cabd cabd")
+    first = lm.logprobs([seq])[0]  # may or may not see the new piece yet
+    assert lm.wait_index()
+    now = lm.logprobs([seq])[0]
+    assert now[CHAR_TOK["d"]] > base.row(seq)[CHAR_TOK["d"]] + 0.5
+    assert first.shape == now.shape
+
+
+def test_pieces_are_tokenized_once_and_ngrams_never_span_two_pieces():
+    calls: list[int] = []
+
+    def tokenize(text: str) -> list[int]:
+        calls.append(len(text))
+        return [CHAR_TOK[c] for c in text]
+
+    base = ScriptedLM(CHAR_PIECES, tokenizer=tokenize)
+    memory = Memory()
+    lm = MemoryLM(base, memory, CacheParams(min_order=1), background=False)
+    memory.add("aaaaaaaab")
+    memory.add("cccccccch")
+    lm.logprobs([[0]])
+    memory.add("dddddddde")
+    lm.logprobs([[0]])
+    assert calls == [9, 9, 9]  # the first two pieces were not tokenized again
+    # "b" ends a piece and "c" starts the next: nothing follows "b" in the memory
+    assert lm.match([CHAR_TOK["b"]]) is None
+
+
+def test_the_backends_extras_are_the_base_models():
+    class Extras(ScriptedLM):
+        cleared = 0
+
+        def clear_cache(self) -> None:
+            self.cleared += 1
+
+        def cached_tokens(self, seq) -> int:
+            return len(seq)
+
+    base = Extras(CHAR_PIECES, tokenizer=lambda text: [CHAR_TOK[c] for c in text])
+    lm = MemoryLM(base, Memory(), background=False)
+    assert isinstance(lm, TokenLM)
+    lm.clear_cache()
+    assert base.cleared == 1 and lm.cached_tokens([1, 2]) == 2
+    assert lm.n_vocab == base.n_vocab and lm.n_ctx == base.n_ctx and lm.stats is base.stats
+    assert lm.token_bytes() == base.token_bytes() and lm.eog_ids() == base.eog_ids()
+    with pytest.raises(AttributeError):
+        lm.no_such_method  # noqa: B018
+    assert "tokens indexed" in repr(lm)
+
+
+def test_lookups_are_not_scans():
+    rng = np.random.default_rng(0)
+    index = CacheIndex([rng.integers(0, 3000, 50_000)], 8)
+    seq = list(rng.integers(0, 3000, 8))
+    import time
+
+    t0 = time.perf_counter()
+    for _ in range(200):
+        index.lookup(seq)
+    per = (time.perf_counter() - t0) / 200
+    assert per < 2e-3  # a scan of 50,000 tokens per order would take far longer; typically ~20 us
+
+
+def test_concurrent_reads_while_the_memory_changes():
+    base = char_lm()
+    memory = Memory()
+    lm = MemoryLM(base, memory)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            memory.add("abcdefgh " * (1 + i % 5))
+            i += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        for _ in range(200):
+            rows = lm.logprobs([[0, 1, 2], [3, 4]])
+            assert np.all(np.abs(np.exp(rows.astype(np.float64)).sum(axis=1) - 1) < 1e-4)
+    except BaseException as exc:  # pragma: no cover - reported below
+        errors.append(exc)
+    finally:
+        stop.set()
+        t.join()
+    assert not errors
+
+
+# --------------------------------------------------------------------- the decoder
+
+WORD_PIECES = sorted({bytes([b]) for b in range(32, 127)} | {b" Zyx", b"om", b"atic", b" Ltd", b" ask", b" please"})
+WORD_PIECES = WORD_PIECES + [None]
+EOG = len(WORD_PIECES) - 1
+_LETTER_START = np.array([bool(p) and p[:1].isalpha() for p in WORD_PIECES])
+
+
+class WordishLM(ScriptedLM):
+    """A scripted model that, like a real one, expects a word it is inside
+    of to go on (letters are likely after a letter) without knowing how,
+    and is unsure which letters (``scale`` 1.5: flat-ish rows)."""
+
+    def logits(self, seq):
+        row = super().logits(seq)
+        last = WORD_PIECES[seq[-1]] if seq else None
+        if last and last[-1:].isalpha():
+            row = row + np.where(_LETTER_START, 4.0, 0.0)
+        return row
+
+
+def test_the_decoder_suggests_a_remembered_phrase_that_covers_the_typed_characters():
+    params = BeamParams(confidence_threshold=0.0, max_tokens=6)
+    text = "Before you sign, please ask Zyx"
+    for seed in range(3):
+        base = WordishLM(WORD_PIECES, eog=[EOG], seed=seed, scale=1.5)
+        alone = Decoder(base).complete(text, params).text
+        assert not alone.startswith("omatic")  # the model alone does not know the name
+        memory = Memory()
+        memory.extend(["We signed. Now please ask Zyxomatic Ltd for the invoice.", "Then please ask Zyxomatic Ltd.",
+                       "Next time please ask Zyxomatic Ltd first.", "Or please ask Zyxomatic Ltd again."])
+        decoder = Decoder(MemoryLM(base, memory, background=False))
+        s = decoder.complete(text, params)
+        assert s.text.startswith("omatic"), (seed, s.text)
+        # the covering spells exactly what was typed: mid-word, the typed part is not repeated
+        assert s.remainder == b" Zyx"

@@ -827,7 +827,7 @@ class App:
             # Mutter 51 passes a committed cursor rectangle on only when the focused surface next applies a
             # state, and a browser whose caret does not blink may paint no frame before it closes: the
             # rectangle's hook then stays for the rest of the session and no caret reaches IBus again
-            # (upstream.md). One frame more, with no visible change, before the window goes.
+            # (tests/desktop/upstream.md). One frame more, with no visible change, before the window goes.
             with open(self.log + ".cmd", "w") as f:
                 f.write("repaint")
             time.sleep(0.6)

@@ -1,0 +1,73 @@
+"""``learn`` end to end on X11: the real daemon (SmolLM2, the default
+``learn = "session"``) with real keys in a Qt window on a private
+accessibility bus, and an xterm that the denylist names.
+
+A name typed in an ordinary field comes back as a suggestion in another
+field, which shows the memory at work; words typed in the password field and
+in the denylisted window never do, though they are typed the same way.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.a11y import a11y, focus_requests, read_state  # noqa: F401  (the fixture)
+from tests.e2e.test_daemon_e2e import field_text, overlay_geometry, qt_desktop, wait_overlay_stable  # noqa: F401
+from tests.e2e.xserver import start_app, wait_until, xdotool, xvfb  # noqa: F401  (the fixture)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+
+LEARNED = "Please send the invoice to Brunhilde Okonkwo-Vasquez today."
+SECRET = "Zygomorphic Quillfeather"
+MASTER = "Thermocline Abernathy"
+
+
+def focus(session, state, name: str) -> None:
+    focus_requests(session).write_text(name)
+    assert wait_until(lambda: read_state(state).get("focus") == name, timeout=10), name
+
+
+def suggestion_after(session, state, daemon, typed: str) -> str:
+    """Type ``typed`` into the editor at a user's pace and return what Tab
+    inserted after it ("" when nothing was suggested)."""
+    before = field_text(state, "editor")
+    accepted = len(daemon.accepted())
+    xdotool(session.display, "type", "--delay", "80", typed)
+    if wait_overlay_stable(session.display, timeout=20) is None:
+        return ""
+    xdotool(session.display, "key", "Tab")
+    assert wait_until(lambda: len(daemon.accepted()) > accepted, timeout=10), daemon.output()
+    length = daemon.accepted()[-1]
+    want = len(before) + len(typed) + length
+    assert wait_until(lambda: len(field_text(state, "editor")) >= want, timeout=10)
+    return field_text(state, "editor")[len(before) + len(typed):]
+
+
+def test_words_of_ordinary_fields_come_back_and_secrets_never_do(qt_desktop, tmp_path) -> None:
+    session, state, daemon = qt_desktop
+    xdotool(session.display, "type", "--delay", "60", LEARNED)
+    focus(session, state, "password")  # the stretch in the normal field ends: it is learned
+    assert wait_until(lambda: "capture off in this window (password field)" in daemon.output(), timeout=5)
+    xdotool(session.display, "type", "--delay", "60", SECRET + " " + SECRET)
+    manager = start_app(session.display, ["xterm", "-class", "KeePassXC", "-geometry", "40x5+300+300", "-e", "sh",
+                                          "-c", f"stty -icanon -echoctl; exec cat > {tmp_path / 'manager.txt'}"],
+                        wm_class="KeePassXC")
+    try:
+        xdotool(session.display, "windowfocus", "--sync", str(manager.window))
+        assert wait_until(lambda: "capture off in this window (denylisted application)" in daemon.output(),
+                          timeout=5), daemon.output()
+        xdotool(session.display, "type", "--delay", "60", MASTER + " " + MASTER)
+    finally:
+        manager.stop()
+    (window,) = xdotool(session.display, "search", "--class", "qt_fields").split()[-1:]
+    xdotool(session.display, "windowfocus", "--sync", window)
+    focus(session, state, "editor")
+
+    # SmolLM2 alone finishes "Okonkwo-V" with "an" (`ghosttype complete`); the memory knows the name
+    learned = suggestion_after(session, state, daemon, "Could you ask Brunhilde Okonkwo-V")
+    assert learned.startswith("asquez"), (learned, daemon.output()[-2000:])
+    secret = suggestion_after(session, state, daemon, " and Zygomorphic Quil")
+    assert "feather" not in secret, secret
+    master = suggestion_after(session, state, daemon, " or Thermocline Aber")
+    assert "nathy" not in master, master
+    assert SECRET not in field_text(state, "editor") and MASTER not in field_text(state, "editor")

@@ -79,7 +79,6 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         focus: Optional[FocusInfo] = None,
         caret: Optional[CaretLocator] = None,
         clock: Clock = time.monotonic,
-        memory: Optional[Memory] = None,
     ) -> None:
         self._lock = threading.RLock()
         self._config = config
@@ -90,8 +89,9 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._caret_locator = caret
         self._clock = clock
         self.tracker = InputTracker(config.buffer_chars)
-        #: what the memory learns of the text, when ``learn`` is on (see :mod:`daemon.memory.learner`)
-        self._learner: Optional[Learner] = Learner(memory) if memory is not None else None
+        #: what the memory learns of the text, when ``learn`` is on (:meth:`set_memory`; see
+        #: :mod:`daemon.memory.learner`)
+        self._learner: Optional[Learner] = None
         self._enabled = config.enabled
         self._paused = False
         self._blocked = ""

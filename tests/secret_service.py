@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
-import signal
 import subprocess
 import time
 from typing import Iterator
@@ -23,6 +22,7 @@ from typing import Iterator
 import pytest
 
 from tests import needs
+from tests.processes import stop_group
 
 PASSWORD = b"ghosttype-test-keyring"
 
@@ -72,7 +72,7 @@ def private_bus(root: pathlib.Path, mp: pytest.MonkeyPatch) -> Iterator[str]:
         mp.setenv("DBUS_SESSION_BUS_ADDRESS", address)
         yield address
     finally:
-        _stop(bus)
+        stop_group(bus, timeout=5)
 
 
 @contextlib.contextmanager
@@ -91,7 +91,7 @@ def private_secret_service(root: pathlib.Path, mp: pytest.MonkeyPatch) -> Iterat
             _wait_unlocked()
             yield env
         finally:
-            _stop(keyring)
+            stop_group(keyring, timeout=5)
 
 
 def _wait_unlocked(timeout: float = 20.0) -> None:
@@ -130,15 +130,3 @@ def ghosttype_items() -> int:
 
     with contextlib.closing(secretstorage.dbus_init()) as connection:
         return len(list(secretstorage.Collection(connection).search_items(ATTRIBUTES)))
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=5)

@@ -17,7 +17,6 @@ import os
 import pathlib
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import pytest
 
 from daemon.frontends.ibus.bus import ibus_address
 from tests import needs
+from tests.processes import stop_group
 from tests.e2e.xserver import SUGGESTION_LATENCIES, wait_until, x_env, xdotool
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -150,19 +150,6 @@ def _start_session_bus(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     return bus, bus.stdout.readline().decode().strip()  # type: ignore[union-attr]
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
-
-
 @contextlib.contextmanager
 def ibus_session(display: str, tmp_path: pathlib.Path, installed: bool, config_text: str = CONFIG,
              wait_for: str = "status: ready") -> Iterator[IBusDesktop]:
@@ -222,10 +209,10 @@ def ibus_session(display: str, tmp_path: pathlib.Path, installed: bool, config_t
             assert started[-1].poll() is None, desktop.engine_output()
         yield desktop
         for proc in desktop.processes:
-            _stop(proc)
+            stop_group(proc)
     finally:
         for proc in reversed(started):
-            _stop(proc)
+            stop_group(proc)
 
 
 @pytest.fixture

@@ -30,7 +30,8 @@ from daemon.frontends.ibus.frontend import IBusFrontend
 from daemon.frontends.ibus.service import ENGINE_NAME, component
 from tests import needs
 from tests.daemon.fakes import ManualWorker
-from tests.e2e.ibus_desktop import IBUS_MEMCONF, _start_session_bus, _stop
+from tests.e2e.ibus_desktop import IBUS_MEMCONF, _start_session_bus
+from tests.processes import stop_group
 from tests.e2e.xserver import wait_until
 
 pytestmark = [pytest.mark.e2e]
@@ -60,7 +61,7 @@ def ibus_daemon(tmp_path: pathlib.Path) -> Iterator[str]:
         yield ibus_address(env)  # type: ignore[misc]
     finally:
         for proc in reversed(started):
-            _stop(proc)
+            stop_group(proc)
 
 
 class App:

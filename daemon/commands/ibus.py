@@ -42,6 +42,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             q.add_argument("--layout", metavar="LAYOUT[+VARIANT]", default=None,
                            help="keyboard layout GNOME applies while ghosttype is the input source (default: "
                                 "your first GNOME keyboard layout, else the system's, e.g. de or de+nodeadkeys)")
+        q.add_argument("--component-only", action="store_true",
+                       help="with --system: only the IBus component file (a package's maintainer scripts: the "
+                            "package owns the GNOME Shell extension's files)")
         q.set_defaults(func=_install if name == "install" else _uninstall)
     st = sub.add_parser("status", help="is ibus running, is the engine installed and selected")
     st.set_defaults(func=_status)
@@ -65,13 +68,13 @@ def _run(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     from daemon.frontends.ibus import component
 
-    return component.install(system=args.system, layout=args.layout)
+    return component.install(system=args.system, layout=args.layout, component_only=args.component_only)
 
 
 def _uninstall(args: argparse.Namespace) -> int:
     from daemon.frontends.ibus import component
 
-    return component.uninstall(system=args.system)
+    return component.uninstall(system=args.system, component_only=args.component_only)
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -164,3 +164,26 @@ state after
         assert "ghosttype in the system cache: 1" in installed, out
     else:
         assert not any(line.startswith("/var/cache/ibus") for line in installed), out
+
+
+def test_component_only_writes_the_component_alone_and_leaves_the_packages_extension():
+    """A package's postinst writes the component (the machine's layout, read then) with ``--component-only``
+    and its postrm removes it the same way; the extension's files are the package's, never touched."""
+    ext = "/usr/share/gnome-shell/extensions/ghosttype@ghosttype"
+    script = f"""[ -d /usr/share/gnome-shell ] || {{ echo 'no /usr/share/gnome-shell'; exit 94; }}
+mount -t tmpfs -o mode=755 tmpfs /usr/share/gnome-shell || exit 90
+mkdir -p {ext} && echo '{{"uuid": "the package'"'"'s"}}' >{ext}/metadata.json
+"$PY" -m daemon ibus install --system --component-only; echo "install rc=$?"
+echo "component files: $(ls -A /usr/share/ibus/component)"
+grep -c '<name>ghosttype</name>' /usr/share/ibus/component/ghosttype.xml
+echo "extension: $(cat {ext}/metadata.json) $(ls -A {ext})"
+"$PY" -m daemon ibus uninstall --system --component-only; echo "uninstall rc=$?"
+echo "after: [$(ls -A /usr/share/ibus/component)] extension: $(cat {ext}/metadata.json)"
+"$PY" -m daemon ibus install --component-only; echo "user rc=$?"
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("DBUS_SESSION_BUS_ADDRESS", "IBUS_COMPONENT_PATH")}
+    out = in_private_ibus_system(script, env={**env, "PY": sys.executable})
+    assert "install rc=0" in out and "component files: ghosttype.xml" in out, out
+    assert "extension: {\"uuid\": \"the package's\"} metadata.json" in out, out
+    assert "uninstall rc=0" in out and "after: [] extension: {\"uuid\": \"the package's\"}" in out, out
+    assert "user rc=2" in out and "--component-only goes with --system" in out, out

@@ -176,9 +176,15 @@ def keyboard_layout(system: bool, keyboard_file: Optional[pathlib.Path] = None) 
     return (layout, variant) if layout else ("default", "")
 
 
-def install(system: bool = False, env: Optional[Mapping[str, str]] = None, layout: Optional[str] = None) -> int:
-    """``layout``: ``LAYOUT[+VARIANT]`` for the engine (see :func:`keyboard_layout`), detected when None."""
+def install(system: bool = False, env: Optional[Mapping[str, str]] = None, layout: Optional[str] = None,
+            component_only: bool = False) -> int:
+    """``layout``: ``LAYOUT[+VARIANT]`` for the engine (see :func:`keyboard_layout`), detected when None.
+    ``component_only`` (with ``system``): the component file alone, from a package's ``postinst``: the
+    package ships the extension's files itself, and the keyboard layout is the machine's, read at install."""
     env = os.environ if env is None else env
+    if component_only and not system:
+        print("ghosttype: --component-only goes with --system", file=sys.stderr)
+        return 2
     command = engine_command()
     if shutil.which("ibus") is None:
         print("ghosttype: IBus is not installed (Debian/Ubuntu: sudo apt install ibus; Fedora: sudo dnf install ibus)",
@@ -204,6 +210,8 @@ def install(system: bool = False, env: Optional[Mapping[str, str]] = None, layou
         _write(target, component_xml(command, *kb))
         _refresh_system_cache()
         print(f"installed {target} (engine command: {command}; keyboard layout: {_layout_text(kb)})")
+        if component_only:
+            return 0
         print(f"installed {shell_extension.install_files(True)} (GNOME Shell: suggestions drawn at the caret; "
               "the engine enables it for each user at their next login)")
     else:
@@ -242,13 +250,15 @@ def _layout_text(kb: tuple[str, str]) -> str:
     return "+".join(x for x in kb if x) + (" (the layout in use stays)" if kb[0] == "default" else "")
 
 
-def uninstall(system: bool = False, env: Optional[Mapping[str, str]] = None) -> int:
+def uninstall(system: bool = False, env: Optional[Mapping[str, str]] = None, component_only: bool = False) -> int:
     env = os.environ if env is None else env
     if system:
         if os.geteuid() != 0:
             print("ghosttype: --system needs root (sudo)", file=sys.stderr)
             return 2
-        removed = _unlink(SYSTEM_COMPONENT_DIR / COMPONENT_FILE) + shell_extension.remove_files(True)
+        removed = _unlink(SYSTEM_COMPONENT_DIR / COMPONENT_FILE)
+        if not component_only:
+            removed += shell_extension.remove_files(True)
         if shutil.which("ibus"):
             _refresh_system_cache()
     else:

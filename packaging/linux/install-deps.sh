@@ -15,7 +15,8 @@
 # gnome-keyring: a real Secret Service for the tests of learn = "persist" (the memory file's key).
 # mount: the IBus system-install tests mount a tmpfs in a private mount namespace (Debian sid no
 # longer installs it with the base system).
-# Python packages are installed by pip, not here.
+# Python packages are installed by pip, not here. Elsewhere than Debian and Ubuntu it installs nothing: it
+# names the packages for dnf, pacman or zypper and exits 3.
 # IBus itself (ibus) is the input-method framework the `ghosttype ibus` engine
 # plugs into. With --kde: what `ghosttype kde install` needs to build ghosttype's KWin effect
 # against the installed KWin (its development files, CMake, a C++ compiler; Debian's kwin-dev
@@ -46,8 +47,43 @@ elif [[ "${1:-}" == "--kde" ]]; then
 fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-deps: no apt-get here; install the equivalents of: ${packages[*]}" >&2
-  exit 0
+  # Not Debian or Ubuntu: say what to install with this system's package manager and stop (exit 3), so a
+  # `install-deps.sh && ...` chain stops here instead of failing later in a compiler error. The names are
+  # those distributions' own spelling of the lists above (not tried here: this project tests on Debian).
+  mode=${1:-}
+  if [[ "$mode" == "--test" ]]; then
+    echo "install-deps: the test suite's tools are installed on Debian or Ubuntu only (bash .ci/run runs there)" >&2
+    exit 3
+  fi
+  if command -v dnf >/dev/null 2>&1; then
+    pm="sudo dnf install"
+    if [[ "$mode" == "--kde" ]]; then
+      names="kwin-devel cmake make gcc-c++ extra-cmake-modules pkgconf libdrm-devel vulkan-loader-devel wayland-devel"
+    else
+      names="xcb-util-cursor xcb-util-wm xcb-util-keysyms xcb-util-renderutil xcb-util-image libxkbcommon-x11 mesa-libEGL mesa-libGL fontconfig dbus-libs at-spi2-core dejavu-sans-fonts python3 ibus gcc gcc-c++ make python3-devel"
+    fi
+  elif command -v pacman >/dev/null 2>&1; then
+    pm="sudo pacman -S --needed"
+    if [[ "$mode" == "--kde" ]]; then
+      names="kwin cmake make gcc extra-cmake-modules pkgconf libdrm vulkan-headers wayland"
+    else
+      names="xcb-util-cursor xcb-util-wm xcb-util-keysyms xcb-util-renderutil xcb-util-image libxkbcommon-x11 libglvnd fontconfig dbus at-spi2-core ttf-dejavu python ibus base-devel"
+    fi
+  elif command -v zypper >/dev/null 2>&1; then
+    pm="sudo zypper install"
+    if [[ "$mode" == "--kde" ]]; then
+      names="kwin6-devel cmake make gcc-c++ extra-cmake-modules pkgconf libdrm-devel vulkan-devel wayland-devel"
+    else
+      names="libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-render-util0 libxcb-image0 libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libEGL1 libGL1 fontconfig libdbus-1-3 at-spi2-core dejavu-fonts python3 ibus gcc gcc-c++ make python3-devel"
+    fi
+  else
+    echo "install-deps: no apt-get, dnf, pacman or zypper here; install the equivalents of these Debian packages: ${packages[*]}" >&2
+    exit 3
+  fi
+  echo "install-deps: this is not Debian or Ubuntu. Install what ghosttype needs with:" >&2
+  echo "  $pm $names" >&2
+  echo "then run the rest of the command again (python3 -m venv .venv && ...)." >&2
+  exit 3
 fi
 
 SUDO=""

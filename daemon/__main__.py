@@ -1,5 +1,5 @@
 """ghosttype command line: ``run`` (default), ``complete``, ``eval``, ``config``, ``doctor``,
-``autostart``, ``ibus``, ``kde``, ``settings``, ``stats``, ``forget``, ``tune``.
+``autostart``, ``setup``, ``ibus``, ``kde``, ``settings``, ``stats``, ``forget``, ``tune``.
 
 Each command lives in ``daemon.commands.<name>`` and exposes ``add_parser(subparsers)``
 (which sets ``func``) ; this module only dispatches.  Heavy imports (llama.cpp,
@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 from daemon import __version__
 from daemon.hardening import forbid_core_dumps
 
-COMMANDS = ("run", "complete", "eval", "config", "doctor", "autostart", "ibus", "kde", "settings", "stats", "forget", "tune")
+COMMANDS = ("run", "complete", "eval", "config", "doctor", "autostart", "setup", "ibus", "kde", "settings", "stats", "forget", "tune")
 
 
 def build_parser() -> argparse.ArgumentParser:

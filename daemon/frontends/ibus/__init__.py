@@ -19,6 +19,8 @@ Modules, one job each:
   the engine objects, turns method calls into ``engine`` calls and ``engine``
   output into signals.
 * ``component``: the component file and ``ghosttype ibus install/uninstall/status``.
+* ``desktop_setup``: what ``ghosttype setup`` changes in the user's GNOME or
+  KDE Plasma settings so the installed engine is selected at login.
 * ``service``: composition root of ``ghosttype ibus run``.
 
 Nothing here imports a platform backend, Qt or pynput, and no platform backend

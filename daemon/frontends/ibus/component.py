@@ -297,7 +297,11 @@ def _unlink(path: pathlib.Path) -> list[pathlib.Path]:
 
 def next_step_hint() -> str:
     return (
-        "One step is left: add ghosttype as an input source.\n"
+        "One step is left: make ghosttype your input method.  Each user runs, in their desktop session:\n"
+        "  ghosttype setup\n"
+        "    (GNOME, KDE Plasma: ghosttype beside your keyboard layouts, selected from your next login;\n"
+        "    other X11 desktops: ghosttype starts at login.  ghosttype setup --undo takes it back.)\n"
+        "Or by hand:\n"
         "  GNOME: log out and in, then Settings › Keyboard › Input Sources › + › ghosttype, or:\n"
         "    gsettings set org.gnome.desktop.input-sources sources \"[('xkb', 'us'), ('ibus', 'ghosttype')]\"\n"
         "    (keep your own layouts in that list; Super+Space switches between sources)\n"
@@ -410,7 +414,8 @@ def ibus_checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
     else:
         results.append(CheckResult("IBus engine selected", None,
                                    "ghosttype is not an input source" + (f" (active engine: {engine})" if engine else ""),
-                                   "Settings › Keyboard › Input Sources › + › ghosttype, or `ibus engine ghosttype`"))
+                                   "`ghosttype setup` (or by hand: Settings › Keyboard › Input Sources › + › ghosttype, "
+                                   "or `ibus engine ghosttype`)"))
     return results
 
 
@@ -434,7 +439,8 @@ def _kde_input_method_check(env: Mapping[str, str]) -> Optional[CheckResult]:
         return CheckResult("KDE input method", True, "KWin hands keys to IBus (IBus Wayland)")
     return CheckResult("KDE input method", False,
                        "KWin's input method is " + (f"{pathlib.Path(chosen).name}" if chosen else "not set"),
-                       "System Settings › Keyboard › Virtual Keyboard › IBus Wayland (then log out and in)")
+                       "`ghosttype setup`, or System Settings › Keyboard › Virtual Keyboard › IBus Wayland "
+                       "(then log out and in)")
 
 
 def _exec_exists(path: pathlib.Path) -> bool:

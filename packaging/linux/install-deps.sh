@@ -12,6 +12,7 @@
 # server; openssl, which signs a certificate for the served-model TLS test;
 # cmake and libssl-dev, to build llama.cpp's server with TLS for those tests).
 # tesseract-ocr: the desktop tier reads the suggestion's text off its screenshots.
+# libkf6config-bin (or 5): kwriteconfig, which `ghosttype setup` uses on Plasma.
 # gnome-keyring: a real Secret Service for the tests of learn = "persist" (the memory file's key).
 # mount: the IBus system-install tests mount a tmpfs in a private mount namespace (Debian sid no
 # longer installs it with the base system).
@@ -94,6 +95,14 @@ if [[ "${1:-}" == "--test" ]]; then
   for tray in trayer stalonetray; do
     if [[ -n "$(apt-cache policy "$tray" 2>/dev/null | grep -v '(none)' | grep Candidate)" ]]; then
       packages+=("$tray")
+      break
+    fi
+  done
+  # kwriteconfig6 (KDE Frameworks 6), or kwriteconfig5 where the release has no 6: `ghosttype setup` on
+  # Plasma writes kwinrc through it, and its test runs the real tool
+  for kconfig in libkf6config-bin libkf5config-bin; do
+    if [[ -n "$(apt-cache policy "$kconfig" 2>/dev/null | grep -v '(none)' | grep Candidate)" ]]; then
+      packages+=("$kconfig")
       break
     fi
   done

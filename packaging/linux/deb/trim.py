@@ -40,17 +40,18 @@ DROP_FORMATS = ("libqjpeg.so", "libqtiff.so", "libqpdf.so")
 ELF = b"\x7fELF"
 
 
-def closure() -> set[str]:
-    dists = {canonicalize_name(d.metadata["Name"]): d for d in md.distributions()}
-    keep, todo = set(), [(canonicalize_name(ROOT), ())]
+def closure(requires: dict[str, list[str]], root: str = ROOT) -> set[str]:
+    """The distributions ``root`` needs: ``requires`` maps each installed one (canonical name) to its
+    requirement strings; markers are evaluated here, extras followed, DATA_ONLY not entered."""
+    keep, todo = set(), [(canonicalize_name(root), ())]
     while todo:
         name, extras = todo.pop()
-        if name in keep or name not in dists:
+        if name in keep or name not in requires:
             continue
         keep.add(name)
         if name in DATA_ONLY:
             continue
-        for text in dists[name].requires or []:
+        for text in requires[name]:
             req = Requirement(text)
             if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in (extras or ("",))):
                 todo.append((canonicalize_name(req.name), tuple(req.extras)))
@@ -58,8 +59,9 @@ def closure() -> set[str]:
 
 
 def uninstall_unneeded() -> list[str]:
-    keep = closure() | {"pip"}
-    drop = sorted({canonicalize_name(d.metadata["Name"]) for d in md.distributions()} - keep)
+    requires = {canonicalize_name(d.metadata["Name"]): list(d.requires or []) for d in md.distributions()}
+    keep = closure(requires) | {"pip"}
+    drop = sorted(set(requires) - keep)
     if drop:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-q", "-y", *drop], check=True)
     return drop

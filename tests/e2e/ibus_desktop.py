@@ -234,9 +234,21 @@ def wait_for_preedit(app: GtkApp, field_name: str = "first", timeout: float = 30
     assert wait_until(lambda: app.field(field_name)["preedit"], timeout=timeout, interval=0.02), \
         f"no suggestion appeared: {app.state()}"
     SUGGESTION_LATENCIES.append(time.monotonic() - start)
-    time.sleep(0.3)  # a streamed result may still grow: take the settled one
-    assert wait_until(lambda: app.field(field_name)["preedit"], timeout=timeout, interval=0.02)
-    return app.field(field_name)["preedit"]
+    # a streamed result may still grow (slowly on a loaded machine): take it once it has stood unchanged
+    # for SETTLED_S
+    last, since, end = app.field(field_name)["preedit"], time.monotonic(), time.monotonic() + timeout
+    while time.monotonic() < end:
+        time.sleep(0.05)
+        now = app.field(field_name)["preedit"]
+        if now != last:
+            last, since = now, time.monotonic()
+        elif now and time.monotonic() - since >= SETTLED_S:
+            return now
+    raise AssertionError(f"the suggestion did not settle within {timeout} s: {app.state()}")
+
+
+#: How long a suggestion must stand unchanged to count as settled (the engine streams it word by word).
+SETTLED_S = 0.6
 
 
 #: The engine asks for #808080 (GHOST_COLOUR); the toolkit may round it (ibus

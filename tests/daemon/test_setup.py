@@ -390,3 +390,13 @@ def test_the_record_is_in_the_users_state_dir(desk):
 
     assert record_path() == desk.record
     assert os.environ["XDG_STATE_HOME"] in str(record_path())
+
+
+def test_kde_turns_on_a_virtual_keyboard_the_user_switched_off_and_undo_restores_it(kde):
+    kde.kwinrc.parent.mkdir(parents=True, exist_ok=True)
+    kde.kwinrc.write_text("[Wayland]\nVirtualKeyboardEnabled=false\n")
+    code, out, err = kde.setup()
+    assert (code, err) == (0, "")
+    assert "VirtualKeyboardEnabled=true" in kde.kwinrc.read_text()
+    assert kde.setup("--undo")[0] == 0
+    assert kde.kwinrc.read_text() == "[Wayland]\nVirtualKeyboardEnabled=false\n"

@@ -69,6 +69,10 @@ USER_EXTENSIONS_OFF = "org.gnome.shell disable-user-extensions"
 PRELOAD_ENGINES = "org.freedesktop.ibus.general preload-engines"
 ENGINES_ORDER = "org.freedesktop.ibus.general engines-order"
 INPUT_METHOD = "Wayland/InputMethod"
+#: The virtual keyboard's on/off, which KWin keeps beside InputMethod: it activates the input method only while
+#: it is on (kwin src/inputmethod.cpp, ``InputMethod::setActive``), so where the user's kwinrc says false,
+#: setup turns it on (recorded, as every change).
+VIRTUAL_KEYBOARD = "Wayland/VirtualKeyboardEnabled"
 #: IBus's Wayland panel (ibus: ui/gtk3/meson.build installs ibus-ui-wayland.desktop under this name).
 IBUS_WAYLAND_DESKTOP = "org.freedesktop.IBus.Panel.Wayland.Gtk3.desktop"
 #: The xkb engines IBus ships, with their layouts.
@@ -386,6 +390,9 @@ def plan_kde(gs: GSettings, kwinrc: KWinRc, env: Mapping[str, str]) -> Plan:
     chosen = kwinrc.get(INPUT_METHOD)
     if not (chosen and pathlib.Path(chosen).name == IBUS_WAYLAND_DESKTOP and pathlib.Path(chosen).is_file()):
         plan.add(replace_value(kwinrc, INPUT_METHOD, chosen, str(panel)))
+    enabled = kwinrc.get(VIRTUAL_KEYBOARD)
+    if enabled is not None and enabled.strip().lower() != "true":
+        plan.add(replace_value(kwinrc, VIRTUAL_KEYBOARD, enabled, "true"))
     preload = gs.get(PRELOAD_ENGINES)
     entries = [ENGINE] if preload else [xkb_engine(*_system_layout()), ENGINE]
     plan.add(add_entries(gs, PRELOAD_ENGINES, preload, entries))

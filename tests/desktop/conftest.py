@@ -12,6 +12,9 @@ The session fixture ``sid`` prepares everything once per pytest run:
    venv, ``pip install .``) with sid's system Python and asks ``ghosttype complete``. pip's and apt's
    downloads are cached between runs; the chroot itself is never written.
 
+3. ``sid/build_packages.sh`` in that overlay (the ``packages`` fixture, at first use): ghosttype's
+   Debian packages built from the checkout, listed, and checked by lintian.
+
 Each desktop module then runs one session (``sid/desktop.sh`` -> ``inside/session.py``) with all its
 scenarios, and its tests judge the recorded results. Screenshots and logs land in
 ``tests/desktop/artifacts/<desktop>/`` (``GHOSTTYPE_DESKTOP_ARTIFACTS`` overrides).
@@ -46,10 +49,11 @@ LOCK_WAIT = 3600
 #: GNOME with ghosttype's Shell extension switched off by the user (IBus's popup then shows the suggestion);
 #: "gnome-dark" GNOME's dark style; "gnome-hidpi" a monitor at scale 2, "gnome-frac" at 1.5 (fractional),
 #: "gnome-windows" GNOME as it is (its scenarios size the window: "qt-max", "qt-small", "qt-shrink");
+#: "gnome-user"/"kde-user" ghosttype's default config, installed from its packages in a fresh overlay (GT_PKG),
 #: "gnome-lock" GNOME Shell with a lock screen (GDM's stand-in on the session's system bus: inside/fake_gdm.py),
 #: "kde-lock" KWin with its screen locker (logind's stand-in there: inside/fake_logind.py).
 SESSION_MODES = {"preedit": {"GT_DISPLAY": "preedit"}, "de": {"GT_LAYOUT": "de", "GT_BUSY": "2"},
-                 "popup": {"GT_EXT": "off"}, "dark": {"GT_SCHEME": "prefer-dark"}, "user": {"GT_USER": "1"},
+                 "popup": {"GT_EXT": "off"}, "dark": {"GT_SCHEME": "prefer-dark"}, "user": {"GT_USER": "1", "GT_PKG": "1"},
                  "hidpi": {"GT_SCALE": "2"}, "frac": {"GT_SCALE": "1.5"},
                  "windows": {}, "lock": {"GT_LOCK": "1"}}
 
@@ -203,17 +207,67 @@ def sid():
 
 
 @pytest.fixture(scope="session")
-def desktops(sid):
-    """``desktops(name, scenarios)``: the results of that desktop's one session (run at first use)."""
+def packages(sid) -> dict:
+    """ghosttype's Debian packages, built from the checkout in the README's overlay (sid/build_packages.sh:
+    packaging/linux/deb/build.sh --kwin, then dpkg-deb's listings and lintian); packages.json plus "dir"."""
+    out = ARTIFACTS / "packages"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    if sid.readme.get("ok") != "true":
+        return {"ok": False, "reason": "the README's install did not work in sid", "dir": str(out)}
+    t = time.monotonic()
+    try:
+        r = sid.enter(out, "bash", "/opt/ghosttype/tests/desktop/sid/build_packages.sh", timeout=BUILD_TIMEOUT,
+                      env=wheel_env() or None)
+        log = r.stdout + r.stderr
+    except subprocess.TimeoutExpired:
+        log = f"building the packages took more than {BUILD_TIMEOUT} s"
+    sid.times["packages"] = round(time.monotonic() - t, 1)
+    result = json.loads((out / "packages.json").read_text()) if (out / "packages.json").exists() else \
+        {"ok": False, "reason": _tail(log)}
+    result["dir"] = str(out)
+    return result
+
+
+@pytest.fixture(scope="session")
+def desktops(sid, request):
+    """``desktops(name, scenarios)``: the results of that desktop's one session (run at first use). The user
+    sessions ("gnome-user", "kde-user") install ghosttype from its packages, in a fresh overlay of the
+    chroot of their own (no compiler, no pip: `apt install ./ghosttype_*.deb`, then `ghosttype setup`)."""
     done: dict[str, dict] = {}
 
     def get(name: str, scenarios: list[str]) -> dict:
         if name not in done:
-            done[name] = run_desktop(sid, name, scenarios)
+            if name.endswith("-user"):
+                done[name] = run_packaged_desktop(sid, request.getfixturevalue("packages"), name, scenarios)
+            else:
+                done[name] = run_desktop(sid, name, scenarios)
         if "failed" in done[name]:
             pytest.fail(done[name]["failed"])
         return done[name]
     return get
+
+
+def run_packaged_desktop(sid: Sid, packages: dict, desktop: str, scenarios: list[str]) -> dict:
+    """A session in a fresh overlay of the chroot (never the README's, where a compiler and pip are) with
+    the packages it needs at /root/debs: desktop.sh installs them with apt (GT_PKG)."""
+    if not packages.get("ok"):
+        return {"failed": f"no packages to install: {packages.get('reason')}"}
+    own = Sid(f"-{desktop}")
+    own.copy_checkout()  # the tier's own scripts (tests/desktop), not an installation
+    debs = own.run / "upper" / "root" / "debs"
+    debs.mkdir(parents=True)
+    wanted = ["ghosttype_"] + (["ghosttype-kwin_"] if desktop.startswith("kde") else [])
+    for name in packages["debs"]:
+        if any(name.startswith(w) for w in wanted):
+            shutil.copy2(pathlib.Path(packages["dir"]) / name, debs / name)
+    own.readme = {"ok": "true"}
+    try:
+        results = run_desktop(own, desktop, scenarios)
+    finally:
+        sid.times[desktop] = own.times.get(desktop, 0.0)
+        own.cleanup()
+    return results
 
 
 def run_desktop(sid: Sid, desktop: str, scenarios: list[str], budget: int = 900) -> dict:

@@ -39,3 +39,30 @@ def check_uninstall(results: dict, desktop: str, kwin_effect: bool) -> dict:
         f"{desktop}: IBus's registry cache listed {report['registry_before']} before install, "
         f"{report['registry_after']} after uninstall")
     return report
+
+
+#: What the packages install (ghosttype-kwin's plugin is under the Qt plugin folder, KWIN_PLUGINS).
+PACKAGED_ENV = "/usr/lib/ghosttype/bin/python"
+
+
+def check_purge(results: dict, desktop: str, kwin_effect: bool) -> dict:
+    """The packaged route (GT_PKG): `apt purge` of ghosttype's packages (and of what apt brought in for
+    them) leaves the system as `apt install` found it; IBus lists no ghosttype engine any more."""
+    out = pathlib.Path(results["dir"])
+    rc = (out / "pkg-purge.rc").read_text().strip() if (out / "pkg-purge.rc").exists() else "not run"
+    log = (out / "pkg-purge.log").read_text(errors="replace") if (out / "pkg-purge.log").exists() else ""
+    assert rc == "0", f"{desktop}: apt purge exited {rc}: {log[-800:]}"
+    report = json.loads((out / "uninstall.json").read_text())
+    touched = report["installs"][0]["touched"]
+    for path in (COMPONENT, PACKAGED_ENV):  # the component is postinst's, the environment the package's
+        assert touched.get(path) == "added", f"{desktop}: apt install was not seen adding {path}"
+    if kwin_effect:
+        assert any(KWIN_PLUGINS in p and why == "added" for p, why in touched.items()), \
+            f"{desktop}: apt install of ghosttype-kwin was not seen adding a Qt plugin"
+    assert not report["not_restored"], f"{desktop}: after apt purge, not as apt install found it: {report['not_restored']}"
+    assert report["registry_before"] == report["registry_after"], (
+        f"{desktop}: IBus's registry cache listed {report['registry_before']} before install, "
+        f"{report['registry_after']} after purge")
+    ibus = (out / "pkg-purge-ibus.txt").read_text().split()
+    assert "ghosttype.xml" not in ibus and ibus[-1:] == ["0"], f"{desktop}: IBus after purge: {ibus}"
+    return report

@@ -47,6 +47,12 @@ SECRET = "Vim is a highly configurable text ed"
 #: The user session (GT_USER): the default config, a key every 100 ms with no wait for the engine, Tab as
 #: soon as the user has seen the suggestion.
 USER = bool(os.environ.get("GT_USER"))
+#: The packaged route (GT_PKG, the user sessions): desktop.sh installed ghosttype with `apt install`; the user
+#: has layouts of their own (USER_SOURCES) and runs `ghosttype setup` before logging in (the README's steps).
+PKG = bool(os.environ.get("GT_PKG"))
+USER_SOURCES = "[('xkb', 'us'), ('xkb', 'de')]"
+#: What `ghosttype setup` said and changed (PKG), for results["setup"].
+SETUP_RECORD: dict = {}
 #: The test user's password (desktop.sh sets it, and lets the user run sudo with it): typed at sudo's prompt
 #: in a terminal after two wrong tries (SECRET, which the model completes where it may).
 SUDO_PASSWORD = "Tq7 plain horse"
@@ -326,7 +332,7 @@ class Gnome:
             self.app_env.update(ADW_DEBUG_COLOR_SCHEME="prefer-dark", GTK_THEME="Adwaita:dark")
 
     def start(self) -> None:
-        gs = [("org.gnome.desktop.input-sources", "sources", "[('ibus', 'ghosttype')]"),
+        gs = [("org.gnome.desktop.input-sources", "sources", USER_SOURCES if PKG else "[('ibus', 'ghosttype')]"),
               ("org.gnome.desktop.interface", "enable-animations", "false"),
               ("org.gnome.desktop.interface", "cursor-blink", "false"),
               ("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'")]
@@ -338,6 +344,8 @@ class Gnome:
             gs.append(("org.gnome.mutter", "experimental-features", "['scale-monitor-framebuffer']"))
         for schema, key, val in gs:
             subprocess.run(["gsettings", "set", schema, key, val], env=ENV, check=False)
+        if PKG:
+            ghosttype_setup("GNOME")
         env = dict(ENV, XDG_SESSION_TYPE="wayland")
         monitor = "x".join(map(str, self.SCREEN))
         self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", "--virtual-monitor", monitor],
@@ -493,8 +501,11 @@ class Kde:
 
     def start(self) -> None:
         cfg = ENV["XDG_CONFIG_HOME"]
-        with open(f"{cfg}/kwinrc", "w") as f:  # what Plasma's Virtual Keyboard page writes for "IBus Wayland"
-            f.write(f"[Wayland]\nInputMethod={self.IMDESK}\nVirtualKeyboardEnabled=true\n")
+        if PKG:  # the user's `ghosttype setup` chooses IBus as KWin's input method and the engine
+            ghosttype_setup("KDE")
+        else:
+            with open(f"{cfg}/kwinrc", "w") as f:  # what Plasma's Virtual Keyboard page writes for "IBus Wayland"
+                f.write(f"[Wayland]\nInputMethod={self.IMDESK}\nVirtualKeyboardEnabled=true\n")
         self.xvfb = spawn(["Xvfb", ":77", "-screen", "0", "1024x600x24", "-nolisten", "tcp"], f"{self.out}/xvfb.log")
         if not wait_for(lambda: subprocess.run(["xdpyinfo", "-display", ":77"], capture_output=True).returncode == 0, 15):
             raise SetupError("Xvfb did not start: " + tail(f"{self.out}/xvfb.log"))
@@ -525,7 +536,8 @@ class Kde:
         def selected():
             if ibus_engine() == "ghosttype":
                 return True
-            subprocess.run(["ibus", "engine", "ghosttype"], env=ENV, capture_output=True, timeout=20)
+            if not PKG:  # with `ghosttype setup` (PKG), IBus's panel must select it by itself
+                subprocess.run(["ibus", "engine", "ghosttype"], env=ENV, capture_output=True, timeout=20)
             return False
         ok = wait_for(selected, 40, 0.5)
         if not ok and not os.environ.get("GT_NO_ENGINE"):
@@ -1316,6 +1328,51 @@ def scenario_jump(desk, app: App, res: dict) -> None:
     res["focus_moved_on"] = app.focus_moved_on()
 
 
+def ghosttype_setup(current_desktop: str) -> None:
+    """PKG: the user's `ghosttype setup`, in the session's D-Bus before the desktop starts (as after a login
+    on that desktop; the desktop then starts as at the next login)."""
+    env = dict(ENV, XDG_CURRENT_DESKTOP=current_desktop, XDG_SESSION_TYPE="wayland")
+    r = subprocess.run(["ghosttype", "setup"], env=env, capture_output=True, text=True, timeout=180)
+    SETUP_RECORD.update(rc=r.returncode, output=(r.stdout + r.stderr)[-3000:])
+    if r.returncode != 0:
+        raise SetupError(f"ghosttype setup exited {r.returncode}: {(r.stdout + r.stderr)[-600:]}")
+
+
+def after_setup(desktop: str) -> dict:
+    """PKG: the settings `ghosttype setup` left, read after the desktop started."""
+    got = {}
+    if desktop == "gnome":
+        for key in ("sources", "mru-sources"):
+            got[key] = subprocess.run(["gsettings", "get", "org.gnome.desktop.input-sources", key], env=ENV,
+                                      capture_output=True, text=True).stdout.strip()
+    else:
+        kwinrc = f"{ENV['XDG_CONFIG_HOME']}/kwinrc"
+        got["kwinrc"] = open(kwinrc).read() if os.path.exists(kwinrc) else ""
+        got["preload-engines"] = subprocess.run(["gsettings", "get", "org.freedesktop.ibus.general", "preload-engines"],
+                                                env=ENV, capture_output=True, text=True).stdout.strip()
+    got["engine"] = ibus_engine()
+    return got
+
+
+def purge_while_running(desk, desktop: str) -> dict:
+    """PKG, after the scenarios: the administrator removes the packages while the session runs (the user's
+    sudo, with their password). ibus-daemon and the desktop must keep running and the user's input settings
+    stay as they were."""
+    before = after_setup(desktop)
+    r = subprocess.run(["sudo", "-S", "-k", "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "purge", "-y",
+                        "ghosttype", "ghosttype-kwin"], input=SUDO_PASSWORD + "\n", env=ENV, capture_output=True,
+                       text=True, timeout=300)
+    time.sleep(2.0)
+    after = after_setup(desktop)
+    compositor = getattr(desk, "shell", None) or getattr(desk, "kwin", None)
+    return {"rc": r.returncode, "output": (r.stdout + r.stderr)[-1500:],
+            "ibus_daemon": subprocess.run(["pgrep", "-u", str(os.getuid()), "-x", "ibus-daemon"],
+                                          capture_output=True).returncode == 0,
+            "desktop": compositor is not None and compositor.poll() is None,
+            "settings_before": {k: v for k, v in before.items() if k != "engine"},
+            "settings_after": {k: v for k, v in after.items() if k != "engine"}}
+
+
 def main() -> int:
     desktop, out, scenarios = sys.argv[1], sys.argv[2], sys.argv[3:]
     os.makedirs(out, exist_ok=True)
@@ -1372,6 +1429,8 @@ def main() -> int:
                             "monitors": getattr(desk, "monitors", []),
                             "engine_start": next((line for line in elines() if "engine running" in line), ""),
                             "registered": next((line for line in elines() if "registered with ibus-daemon" in line), "")}
+        if PKG:
+            results["setup"]["ghosttype setup"] = dict(SETUP_RECORD, after=after_setup(desktop))
         desk.settle()
         # the carets the desktop passes to IBus, read off IBus's own bus by a monitor (IBus dispatches every
         # call to a matching rule): the outside record of what the compositor told the input method
@@ -1382,7 +1441,8 @@ def main() -> int:
               f"{out}/ibus-carets.log")
         note(f"{desktop} and engine ready")
     except Exception as e:
-        results["setup"] = {"ok": False, "error": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - t_start, 1)}
+        results["setup"] = {"ok": False, "error": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - t_start, 1),
+                            "ghosttype setup": SETUP_RECORD}
         save()
         note(f"setup failed: {e}")
         return 1
@@ -1422,6 +1482,9 @@ def main() -> int:
             note(f"{scen}: done in {res['seconds']} s: {res.get('text')!r}")
             save()
             time.sleep(1.0)
+    if PKG:
+        results["purged_while_running"] = purge_while_running(desk, desktop)
+        save()
     desk.stop()
     results["engine_log_lines"] = len(elines())
     save()

@@ -29,9 +29,13 @@ HERE = "/tmp/footprint"
 #: checkout with its venv, the tier's own mounts.
 SKIP = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/home", "/root", "/out", "/opt/ghosttype",
         "/var/cache/apt", "/var/lib/apt", "/var/lib/dpkg", "/var/log", "/var/cache/ghosttype-wheels",
-        "/var/cache/debconf", "/var/lib/systemd", "/var/cache/fontconfig")
-#: Where an install may rewrite a file that was there (content hashed, so its restoration can be checked).
-HASHED = ("/var/cache/ibus/", "/etc/")
+        "/var/cache/debconf", "/var/lib/systemd", "/var/cache/fontconfig",
+        # ldconfig's own cache of library paths, first written when a package with a library is installed
+        "/var/cache/ldconfig")
+#: Where an install may rewrite a file that was there (content hashed, so its restoration can be checked):
+#: IBus's cache, /etc, and the caches dpkg's triggers rebuild when a package adds or removes a GSettings
+#: schema override or a desktop entry (glib-compile-schemas, update-desktop-database).
+HASHED = ("/var/cache/ibus/", "/etc/", "/usr/share/glib-2.0/schemas/", "/usr/share/applications/")
 REGISTRY = "/var/cache/ibus/bus/registry"
 
 

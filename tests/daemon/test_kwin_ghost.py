@@ -96,6 +96,35 @@ def test_the_engine_asks_kwins_effect_for_carets_and_hears_them(bus_address, kwi
         g.close()
 
 
+def test_a_listener_that_comes_after_kwin_refused_the_text_hears_it_from_the_popup(bus_address, kwin_peer):
+    """The engine sends Show, then asks to hear what is drawn; KWin's effect may refuse the text for a stale
+    caret in between (its answer is read on another thread). The listener must then be handed to the popup,
+    which draws the text, and never hear "nothing drawn": the controller would not know the suggestion is on
+    screen and Tab would go to the application (seen once on a loaded CI machine)."""
+    kwin = kwin_peer()
+    stale: list = []
+    g = ShellGhost(on_stale=lambda text, drawn: stale.append((text, drawn)), verify=runs("kwin_wayland"))
+    try:
+        g.start(bus_address)
+        assert wait_until(lambda: g.present)
+        kwin.caret(100, 40, 0, 18)
+        kwin.error = STALE_ERROR
+        g.show("lo world")
+        assert wait_until(lambda: g.stale and stale == [("lo world", None)])  # refused before anyone listened
+        heard: list = []
+        g.when_drawn("lo world", heard.append)
+        assert heard == [] and len(stale) == 2 and stale[1] == ("lo world", heard.append)
+        g.when_drawn("another", heard.append)  # a text that was never refused: nothing of it drawn
+        assert heard == [""]
+        kwin.error = None
+        kwin.caret(130, 40, 0, 18)  # KWin knows the caret again: nothing counts as refused any more
+        assert wait_until(lambda: not g.stale)
+        g.when_drawn("lo world", heard.append)
+        assert heard == ["", ""] and len(stale) == 2
+    finally:
+        g.close()
+
+
 class Nothing:
     """Stands in for the trail's shift before any caret reached the engine."""
     rect = (None,)

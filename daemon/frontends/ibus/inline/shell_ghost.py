@@ -102,6 +102,7 @@ class ShellGhost:
         self._on_stale = on_stale
         self._verify = verify
         self._stale = False  #: KWin's caret is behind the application's: the popup shows suggestions
+        self._refused = ""  #: the text the effect refused for that (the popup has it)
         self._conn: Optional[DBusConnection] = None
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)  #: notified when a step of the handshake ends
@@ -297,7 +298,7 @@ class ShellGhost:
                 visible = shown - (len(self._drawn) - len(text))
                 self._drawn, self._answer = (text, (text, visible)) if visible > 0 else ("", None)
             self._provisional = self._answer is not None
-            self._wanted = text
+            self._wanted, self._refused = text, ""
             unique = self._serial_to = self._linked
             self._offset(conn, unique, shift)
             self._serial = next(conn.outgoing_serial)
@@ -314,7 +315,7 @@ class ShellGhost:
     def hide(self) -> None:
         with self._lock:
             conn = self._conn
-            self._deferred, self._answer, self._listener, self._provisional = "", None, None, False
+            self._deferred, self._answer, self._listener, self._provisional, self._refused = "", None, None, False, ""
             if conn is None or (not self._wanted and not self._drawn):
                 return
             self._wanted = self._drawn = ""
@@ -340,13 +341,18 @@ class ShellGhost:
         when GNOME Shell answers (the edge may cut it a character apart: its
         font is not the application's); and again at each ``Visible``."""
         with self._lock:
-            answer = self._answer
-            if text in (self._wanted, self._deferred):
+            answer, refused = self._answer, bool(text) and text == self._refused
+            if refused:
+                pass
+            elif text in (self._wanted, self._deferred):
                 self._listener = (text, drawn)
                 if answer is None or answer[0] != text:
                     return
             elif answer is None or answer[0] != text:
                 answer = (text, 0)  # not sent: nothing of it is drawn (mid-line, no extension)
+        if refused:  # KWin's effect refused it (stale caret) before this listener came: the popup has it
+            self._on_stale(text, drawn)
+            return
         drawn(text[:answer[1]])
 
     def drawn(self, text: str) -> bool:
@@ -400,7 +406,7 @@ class ShellGhost:
                 with self._lock:
                     if sender != self._linked or signature != SPEC.signals["Caret"] or not self._present():
                         return
-                    was_stale, self._stale = self._stale, False
+                    was_stale, self._stale, self._refused = self._stale, False, ""
                 x, y, w, h = msg.body
                 self._on_caret(x, y, w, h)
                 if was_stale:
@@ -431,7 +437,7 @@ class ShellGhost:
             listener = self._listener if self._listener is not None and self._listener[0] == text else None
             stale = kind == MessageType.error and fields.get(HeaderFields.error_name) == STALE_ERROR
             if stale:  # nothing drawn; the popup shows it until KWin says where the caret is
-                self._stale = True
+                self._stale, self._refused = True, text
                 self._wanted = self._drawn = ""
                 self._answer, self._provisional = None, False
             else:

@@ -362,9 +362,12 @@ def test_without_the_engine_installed_nothing_changes(desk, desktop):
     assert desk.user_set_keys() == before and not desk.record.exists() and not desk.kwinrc.exists()
 
 
-def test_kde_without_ibus_wayland_changes_nothing(desk):
+def test_kde_without_ibus_wayland_changes_nothing(desk, monkeypatch):
     desk.session("KDE")
     desk.install_engine()
+    # data directories without the system's (where IBus 1.5.35 ships the panel); GSettings keeps its schemas
+    monkeypatch.setenv("XDG_DATA_DIRS", str(desk.tmp / "share"))
+    monkeypatch.setenv("GSETTINGS_SCHEMA_DIR", "/usr/share/glib-2.0/schemas")
     code, out, err = desk.setup()
     assert code == 2 and desktop_setup.IBUS_WAYLAND_DESKTOP in err and "nothing was changed" in err
     assert desk.user_set_keys() == "" and not desk.kwinrc.exists() and not desk.record.exists()

@@ -91,7 +91,7 @@ EOF
     | gzip -9n >"$d/changelog.gz"
 }
 
-control() {  # control ROOT PACKAGE DEPENDS DESCRIPTION...
+package() {  # package ROOT PACKAGE DEPENDS DESCRIPTION...: the control file, then OUT/PACKAGE_VERSION_ARCH.deb
   local root=$1 pkg=$2 deps=$3; shift 3
   mkdir -p "$root/DEBIAN"
   {
@@ -108,6 +108,8 @@ control() {  # control ROOT PACKAGE DEPENDS DESCRIPTION...
     printf 'Description: %s\n' "$1"; shift
     for line in "$@"; do printf ' %s\n' "$line"; done
   } >"$root/DEBIAN/control"
+  find "$root" -type d -exec chmod 0755 {} +
+  dpkg-deb --root-owner-group "${COMPRESS[@]}" --build "$root" "$OUT/${pkg}_${VERSION}_${ARCH}.deb"
 }
 
 # --------------------------------------------------------------------------- ghosttype
@@ -162,7 +164,7 @@ deps="python3, python$PYVER, libc6, libstdc++6, libgcc-s1, libglib2.0-bin"
 for p in "${runtime[@]}"; do
   [ "$p" = python3-venv ] || deps="$deps, $p"
 done
-control "$R" ghosttype "$deps" \
+package "$R" ghosttype "$deps" \
   "Copilot-style suggestions in every text box, from a local model" \
   "ghosttype watches what you type in any application, asks a small local" \
   "language model (llama.cpp, SmolLM2-135M included) for a continuation, shows" \
@@ -171,8 +173,6 @@ control "$R" ghosttype "$deps" \
   "extension, KWin through ghosttype-kwin) and an overlay on X11. Nothing you" \
   "type leaves the machine. After installing, run \`ghosttype setup\` once." \
   "Built from commit $COMMIT."
-find "$R" -type d -exec chmod 0755 {} +
-dpkg-deb --root-owner-group "${COMPRESS[@]}" --build "$R" "$OUT/ghosttype_${VERSION}_${ARCH}.deb"
 
 # --------------------------------------------------------------------------- ghosttype-kwin
 if [ $KWIN = yes ]; then
@@ -195,13 +195,11 @@ target.chmod(0o644)
 print(target, "built for KWin", kwin_effect.built_for(target))
 EOF
   doc "$K" ghosttype-kwin
-  control "$K" ghosttype-kwin "kwin-wayland (= $KV), ghosttype (= $VERSION), libc6, libstdc++6" \
+  package "$K" ghosttype-kwin "kwin-wayland (= $KV), ghosttype (= $VERSION), libc6, libstdc++6" \
     "ghosttype's suggestions drawn at the caret by KWin (Plasma 6)" \
     "The KWin effect that draws ghosttype's grey suggestion at the text caret in" \
     "Plasma's Wayland session. Built for exactly this kwin-wayland version: KWin" \
     "refuses an effect built for another one, so apt does too. Run" \
     "\`ghosttype setup\` once in Plasma, then log out and in."
-  find "$K" -type d -exec chmod 0755 {} +
-  dpkg-deb --root-owner-group "${COMPRESS[@]}" --build "$K" "$OUT/ghosttype-kwin_${VERSION}_${ARCH}.deb"
 fi
 ls -l "$OUT"/*.deb

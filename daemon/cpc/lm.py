@@ -84,3 +84,39 @@ class TokenLM(Protocol):
         again.  Raises :class:`Cancelled` when ``cancel()`` becomes true
         between decode steps.
         """
+
+
+class WrappedLM:
+    """A ``TokenLM`` in front of another (``inner``) that changes what a subclass overrides (its
+    ``logprobs``) and passes on the rest: the protocol's members here, anything else (a backend's
+    ``cached_tokens``, ``warm_up``, ``clear_cache``, ``close``...) through ``__getattr__``."""
+
+    def __init__(self, inner: TokenLM) -> None:
+        self.inner = inner
+
+    @property
+    def n_vocab(self) -> int:
+        return self.inner.n_vocab
+
+    @property
+    def n_ctx(self) -> int:
+        return self.inner.n_ctx
+
+    @property
+    def stats(self) -> LMStats:
+        return self.inner.stats
+
+    def token_bytes(self) -> Sequence[Optional[bytes]]:
+        return self.inner.token_bytes()
+
+    def eog_ids(self) -> frozenset[int]:
+        return self.inner.eog_ids()
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.inner.tokenize(text)
+
+    def __getattr__(self, name: str):
+        # only called for attributes not found on the wrapper
+        if name == "inner":  # not yet set (during __init__ or unpickling)
+            raise AttributeError(name)
+        return getattr(self.inner, name)

@@ -62,7 +62,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from daemon.cpc.beam import Decoder
-from daemon.cpc.lm import CancelCheck, Cancelled, LMStats
+from daemon.cpc.lm import CancelCheck, Cancelled, LMStats, WrappedLM
 from daemon.evaluation.load import BusyLoad
 from daemon.evaluation.offsets import is_word_char
 from daemon.evaluation.progress import terminal_progress
@@ -101,7 +101,7 @@ class DecodedSet:
         self._root = {}
 
 
-class CountingLM:
+class CountingLM(WrappedLM):
     """A transparent ``TokenLM`` wrapper that counts tokens decoded twice.
 
     Forwards everything to ``inner``, which must say where each call decoded
@@ -113,35 +113,13 @@ class CountingLM:
     """
 
     def __init__(self, inner: Any) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._decoded = DecodedSet()
         self._lock = threading.Lock()
         self.reeval_tokens = 0
         self.prompt_reeval_tokens = 0
         self.prompt_len = 0
         self.cancelled = 0
-
-    # TokenLM, forwarded
-    @property
-    def n_vocab(self) -> int:
-        return self.inner.n_vocab
-
-    @property
-    def n_ctx(self) -> int:
-        return self.inner.n_ctx
-
-    @property
-    def stats(self) -> LMStats:
-        return self.inner.stats
-
-    def token_bytes(self) -> Sequence[Optional[bytes]]:
-        return self.inner.token_bytes()
-
-    def eog_ids(self) -> frozenset[int]:
-        return self.inner.eog_ids()
-
-    def tokenize(self, text: str) -> list[int]:
-        return self.inner.tokenize(text)
 
     def logprobs(self, seqs: Sequence[Sequence[int]], cancel: Optional[CancelCheck] = None) -> np.ndarray:
         with self._lock:
@@ -161,9 +139,6 @@ class CountingLM:
         with self._lock:
             self.inner.clear_cache()
             self._decoded.clear()
-
-    def __getattr__(self, name: str) -> Any:  # adds_bos, close, ...
-        return getattr(self.inner, name)
 
 
 class ServedCounters:

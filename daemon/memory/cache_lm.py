@@ -45,11 +45,11 @@ import logging
 import math
 import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
-from daemon.cpc.lm import CancelCheck, TokenLM
+from daemon.cpc.lm import CancelCheck, TokenLM, WrappedLM
 from daemon.cpc.word import WORD_BYTE
 
 #: Bytes that spell words the memory is trusted to finish: letters, underscore
@@ -240,12 +240,13 @@ def mix_row(row: np.ndarray, match: Optional[Match], params: CacheParams,
     return out
 
 
-class MemoryLM:
-    """A :class:`~daemon.cpc.lm.TokenLM` whose rows mix in the memory (see the module docstring)."""
+class MemoryLM(WrappedLM):
+    """A :class:`~daemon.cpc.lm.TokenLM` whose rows mix in the memory (see the module docstring); the rest
+    is the base model's (:class:`~daemon.cpc.lm.WrappedLM`)."""
 
     def __init__(self, base: TokenLM, memory: Memory, params: CacheParams = CacheParams(),
                  background: bool = True) -> None:
-        self.base = base
+        super().__init__(base)
         self.memory = memory
         self.params = params
         self.background = background
@@ -281,7 +282,7 @@ class MemoryLM:
             for piece in pieces:
                 toks = self._piece_tokens.get(piece)
                 if toks is None:
-                    toks = np.asarray(self.base.tokenize(piece), dtype=np.int64)
+                    toks = np.asarray(self.inner.tokenize(piece), dtype=np.int64)
                 cache[piece] = toks
                 streams.append(toks)
             self._piece_tokens = cache  # forget pieces the memory dropped
@@ -321,29 +322,6 @@ class MemoryLM:
             builder.join(timeout)
         return self._index.generation == self.memory.generation
 
-    # ------------------------------------------------------------ TokenLM
-
-    @property
-    def n_vocab(self) -> int:
-        return self.base.n_vocab
-
-    @property
-    def n_ctx(self) -> int:
-        return self.base.n_ctx
-
-    @property
-    def stats(self) -> Any:
-        return self.base.stats
-
-    def token_bytes(self) -> Sequence[Optional[bytes]]:
-        return self.base.token_bytes()
-
-    def eog_ids(self) -> frozenset[int]:
-        return self.base.eog_ids()
-
-    def tokenize(self, text: str) -> list[int]:
-        return self.base.tokenize(text)
-
     def match(self, seq: Sequence[int]) -> Optional[Match]:
         """What the memory says follows ``seq`` (None: nothing)."""
         index = self._current()
@@ -352,7 +330,7 @@ class MemoryLM:
         return index.lookup(seq[-self.params.max_order:])
 
     def logprobs(self, seqs: Sequence[Sequence[int]], cancel: Optional[CancelCheck] = None) -> np.ndarray:
-        rows = self.base.logprobs(seqs, cancel)
+        rows = self.inner.logprobs(seqs, cancel)
         index = self._current()
         self.rows += len(seqs)
         if index.empty:
@@ -377,14 +355,5 @@ class MemoryLM:
         inside = f < len(self._starts_word)
         return np.where(inside, self._starts_word[np.where(inside, f, 0)], False)
 
-    # ------------------------------------------------------------ the rest is the base's
-
-    def __getattr__(self, name: str) -> Any:
-        # only called for attributes not found on the wrapper: the backend's
-        # extras (cached_tokens, warm_up, clear_cache, threads, close, ...)
-        if name == "base":  # not yet set (during __init__ or unpickling)
-            raise AttributeError(name)
-        return getattr(self.base, name)
-
     def __repr__(self) -> str:  # never the text
-        return f"MemoryLM({self.base!r}, {self._index.tokens} tokens indexed)"
+        return f"MemoryLM({self.inner!r}, {self._index.tokens} tokens indexed)"

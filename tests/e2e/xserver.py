@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import select
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from typing import Iterator, Mapping, Sequence
 import pytest
 
 from tests.needs import missing
+from tests.processes import stop_group
 
 #: Screen used by default: big enough for an editor and the overlay; 24-bit so
 #: screenshots are faithful.
@@ -105,20 +105,7 @@ def _read_display_number(fd: int, process: subprocess.Popen, timeout: float) -> 
 
 def _terminate(process: subprocess.Popen, grace: float = 3.0) -> None:
     """Stop a process started with ``start_new_session`` and its children."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait(timeout=grace)
+    stop_group(process, timeout=grace)
 
 
 def x_env(display: str, base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:

@@ -56,31 +56,25 @@ if ! command -v apt-get >/dev/null 2>&1; then
     echo "install-deps: the test suite's tools are installed on Debian or Ubuntu only (bash .ci/run runs there)" >&2
     exit 3
   fi
+  # per system: its install command, then what ghosttype needs (runtime and build), then --kde's list
   if command -v dnf >/dev/null 2>&1; then
     pm="sudo dnf install"
-    if [[ "$mode" == "--kde" ]]; then
-      names="kwin-devel cmake make gcc-c++ extra-cmake-modules pkgconf libdrm-devel vulkan-loader-devel wayland-devel"
-    else
-      names="xcb-util-cursor xcb-util-wm xcb-util-keysyms xcb-util-renderutil xcb-util-image libxkbcommon-x11 mesa-libEGL mesa-libGL fontconfig dbus-libs at-spi2-core dejavu-sans-fonts python3 ibus gcc gcc-c++ make python3-devel"
-    fi
+    base="xcb-util-cursor xcb-util-wm xcb-util-keysyms xcb-util-renderutil xcb-util-image libxkbcommon-x11 mesa-libEGL mesa-libGL fontconfig dbus-libs at-spi2-core dejavu-sans-fonts python3 ibus gcc gcc-c++ make python3-devel"
+    kde="kwin-devel cmake make gcc-c++ extra-cmake-modules pkgconf libdrm-devel vulkan-loader-devel wayland-devel"
   elif command -v pacman >/dev/null 2>&1; then
     pm="sudo pacman -S --needed"
-    if [[ "$mode" == "--kde" ]]; then
-      names="kwin cmake make gcc extra-cmake-modules pkgconf libdrm vulkan-headers wayland"
-    else
-      names="xcb-util-cursor xcb-util-wm xcb-util-keysyms xcb-util-renderutil xcb-util-image libxkbcommon-x11 libglvnd fontconfig dbus at-spi2-core ttf-dejavu python ibus base-devel"
-    fi
+    base="xcb-util-cursor xcb-util-wm xcb-util-keysyms xcb-util-renderutil xcb-util-image libxkbcommon-x11 libglvnd fontconfig dbus at-spi2-core ttf-dejavu python ibus base-devel"
+    kde="kwin cmake make gcc extra-cmake-modules pkgconf libdrm vulkan-headers wayland"
   elif command -v zypper >/dev/null 2>&1; then
     pm="sudo zypper install"
-    if [[ "$mode" == "--kde" ]]; then
-      names="kwin6-devel cmake make gcc-c++ extra-cmake-modules pkgconf libdrm-devel vulkan-devel wayland-devel"
-    else
-      names="libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-render-util0 libxcb-image0 libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libEGL1 libGL1 fontconfig libdbus-1-3 at-spi2-core dejavu-fonts python3 ibus gcc gcc-c++ make python3-devel"
-    fi
+    base="libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-render-util0 libxcb-image0 libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libEGL1 libGL1 fontconfig libdbus-1-3 at-spi2-core dejavu-fonts python3 ibus gcc gcc-c++ make python3-devel"
+    kde="kwin6-devel cmake make gcc-c++ extra-cmake-modules pkgconf libdrm-devel vulkan-devel wayland-devel"
   else
     echo "install-deps: no apt-get, dnf, pacman or zypper here; install the equivalents of these Debian packages: ${packages[*]}" >&2
     exit 3
   fi
+  names=$base
+  [[ "$mode" == "--kde" ]] && names=$kde
   echo "install-deps: this is not Debian or Ubuntu. Install what ghosttype needs with:" >&2
   echo "  $pm $names" >&2
   echo "then run the rest of the command again (python3 -m venv .venv && ...)." >&2

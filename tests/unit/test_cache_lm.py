@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -220,7 +221,6 @@ def test_lookups_are_not_scans():
     rng = np.random.default_rng(0)
     index = CacheIndex([rng.integers(0, 3000, 50_000)], 8)
     seq = list(rng.integers(0, 3000, 8))
-    import time
 
     t0 = time.perf_counter()
     for _ in range(200):
@@ -235,12 +235,18 @@ def test_concurrent_reads_while_the_memory_changes():
     lm = MemoryLM(base, memory)
     stop = threading.Event()
     errors: list[BaseException] = []
+    adds: list[int] = []
 
     def writer() -> None:
         i = 0
-        while not stop.is_set():
-            memory.add("abcdefgh " * (1 + i % 5))
-            i += 1
+        try:
+            while not stop.is_set():
+                memory.add("abcdefgh " * (1 + i % 5))
+                i += 1
+                time.sleep(0)  # hands the GIL on: the reader's calls interleave with the adds, not queue behind them
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        adds.append(i)
 
     t = threading.Thread(target=writer)
     t.start()
@@ -254,6 +260,7 @@ def test_concurrent_reads_while_the_memory_changes():
         stop.set()
         t.join()
     assert not errors
+    assert adds and adds[0] > 10, adds  # the memory did change while the reads ran
 
 
 # --------------------------------------------------------------------- the decoder

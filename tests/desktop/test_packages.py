@@ -9,7 +9,8 @@ IBus component left to postinst, which names the machine's layout), ghosttype-kw
 dependency, lintian without errors; then in the user sessions: nothing to compile with, `ghosttype setup`
 kept the user's own layouts and the desktop selected the engine by itself, the packages removed while the
 session runs (the user's sudo) leave ibus-daemon, the desktop and the user's settings running and as they
-were, and `apt purge` (with what apt brought in) left the system's files as `apt install` found them.
+were, a second install over the first (the upgrade path) keeps the user's config and the running engine,
+and `apt purge` (with what apt brought in) left the system's files as `apt install` found them.
 """
 
 from __future__ import annotations
@@ -135,3 +136,30 @@ def test_the_packages_removed_while_the_session_runs_leave_the_desktop_and_the_u
     assert gone["rc"] == 0, gone["output"]
     assert gone["ibus_daemon"] and gone["desktop"], f"{desktop}: after apt purge: {gone}"
     assert gone["settings_after"] == gone["settings_before"], gone
+
+
+@pytest.mark.parametrize("desktop, kwin_effect", USER_SESSIONS)
+def test_the_packages_installed_again_over_themselves_keep_the_users_config_and_the_running_engine(desktops, desktop,
+                                                                                                   kwin_effect):
+    """A second install over the first (`apt install --reinstall`, the maintainer scripts' upgrade path) while
+    the engine runs, before the session's scenarios, which then judge the grey text and Tab after it."""
+    up = _user_session(desktops, desktop).get("upgraded_while_running")
+    assert up, f"{desktop}: the packages were not installed again during the session"
+    assert up["rc"] == 0, up["output"]
+    assert up["config_kept"], f"{desktop}: the user's config changed"
+    assert up["settings_after"] == up["settings_before"], up
+    assert up["listed"], f"{desktop}: IBus no longer lists the engine after the second install: {up['output']}"
+    assert up["engine_pids_before"] and set(up["engine_pids_before"]) <= set(up["engine_pids_after"]), \
+        f"{desktop}: the running engine did not survive the second install: {up}"
+
+
+def test_apt_refuses_ghosttype_kwin_beside_another_kwin_and_names_the_one_it_needs(packages):
+    """A user's KWin updated since ghosttype-kwin was built (dpkg's status with kwin-wayland one upload newer,
+    apt -s): apt must refuse, naming the exact kwin-wayland, rather than install an effect KWin will not load."""
+    out = _built(packages)
+    built = json.loads((out / "packages.json").read_text())
+    said = (out / "other-kwin.txt").read_text(errors="replace")
+    assert (out / "other-kwin.rc").read_text().strip() != "0", f"apt installed it beside another KWin:\n{said[-2000:]}"
+    needed = f"Depends: kwin-wayland (= {built['kwin_wayland']})"
+    assert needed in said, f"apt did not say what ghosttype-kwin needs ({needed!r}):\n{said[-2000:]}"
+    assert "ghosttype-kwin" in said, said[-2000:]

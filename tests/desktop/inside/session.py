@@ -1354,6 +1354,35 @@ def after_setup(desktop: str) -> dict:
     return got
 
 
+def _engine_pids() -> list[int]:
+    r = subprocess.run(["pgrep", "-u", str(os.getuid()), "-f", "ghosttype ibus run --ibus"], capture_output=True,
+                       text=True)
+    return sorted(int(p) for p in r.stdout.split())
+
+
+def upgrade_while_running(desktop: str) -> dict:
+    """PKG, before the scenarios: the packages installed again over themselves while the engine runs (the
+    user's sudo; dpkg runs the maintainer scripts' upgrade path: prerm upgrade, postinst configure). The
+    user's config and input settings must stay as they were, the running engine keep running, and the
+    scenarios that follow judge the grey text and Tab after it."""
+    config = f"{ENV['XDG_CONFIG_HOME']}/ghosttype/config.toml"
+    with open(config, "a") as f:  # a setting of the user's own, which the upgrade must leave alone
+        f.write("# the user's own line, kept across upgrades\n")
+    config_before = open(config, "rb").read()
+    before, pids_before = after_setup(desktop), _engine_pids()
+    r = subprocess.run(["sudo", "-S", "-k", "sh", "-c",
+                        "DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall /root/debs/*.deb"],
+                       input=SUDO_PASSWORD + "\n", env=ENV, capture_output=True, text=True, timeout=600)
+    time.sleep(2.0)
+    after = after_setup(desktop)
+    engines = subprocess.run(["ibus", "list-engine"], env=ENV, capture_output=True, text=True).stdout
+    return {"rc": r.returncode, "output": (r.stdout + r.stderr)[-1500:],
+            "config_kept": open(config, "rb").read() == config_before,
+            "engine_pids_before": pids_before, "engine_pids_after": _engine_pids(),
+            "listed": re.search(r"^\s*ghosttype\b", engines, re.M) is not None,
+            "settings_before": before, "settings_after": after}
+
+
 def purge_while_running(desk, desktop: str) -> dict:
     """PKG, after the scenarios: the administrator removes the packages while the session runs (the user's
     sudo, with their password). ibus-daemon and the desktop must keep running and the user's input settings
@@ -1431,6 +1460,7 @@ def main() -> int:
                             "registered": next((line for line in elines() if "registered with ibus-daemon" in line), "")}
         if PKG:
             results["setup"]["ghosttype setup"] = dict(SETUP_RECORD, after=after_setup(desktop))
+            results["upgraded_while_running"] = upgrade_while_running(desktop)
         desk.settle()
         # the carets the desktop passes to IBus, read off IBus's own bus by a monitor (IBus dispatches every
         # call to a matching rule): the outside record of what the compositor told the input method

@@ -3,7 +3,9 @@
 # Debian packages from the checkout copy at /opt/ghosttype as a user would (packaging/linux/deb/build.sh
 # --kwin, after install-deps.sh --kde for the KWin effect), then lists them and runs lintian on them.
 # Writes to /out: the .deb files, build.log, contents-PACKAGE.txt (dpkg-deb -c), info-PACKAGE.txt
-# (dpkg-deb -I), lintian.txt and lintian.rc, packages.json (what was built, and how long each step took).
+# (dpkg-deb -I), lintian.txt and lintian.rc, other-kwin.txt and other-kwin.rc (apt asked to install the
+# packages on a system whose KWin moved on since they were built), packages.json (what was built, and how
+# long each step took).
 set -uo pipefail
 cd /opt/ghosttype
 t0=$(date +%s)
@@ -25,6 +27,14 @@ t3=$(date +%s)
 lintian --no-tag-display-limit --display-level '>=warning' /out/*.deb >/out/lintian.txt 2>&1
 echo $? >/out/lintian.rc
 t4=$(date +%s)
+# A user's KWin updated after ghosttype-kwin was built: apt, asked to install the packages, must refuse and
+# name the KWin they need. dpkg's status as this system's with kwin-wayland one upload newer (a copy:
+# apt only simulates against it, -s, and nothing on the system changes)
+kv=$(dpkg-query -W -f='${Version}' kwin-wayland)
+sed "/^Package: kwin-wayland$/,/^$/ s/^Version: .*/Version: ${kv}+1/" /var/lib/dpkg/status >/tmp/status-other-kwin
+apt-get -s -o Dir::State::status=/tmp/status-other-kwin install /out/ghosttype_*.deb /out/ghosttype-kwin_*.deb \
+  >/out/other-kwin.txt 2>&1
+echo $? >/out/other-kwin.rc
 python3 - "$((t1 - t0))" "$((t2 - t1))" "$((t4 - t3))" "$(dpkg-query -W -f='${Version}' kwin-wayland)" <<'PY'
 import glob, json, sys
 debs = sorted(glob.glob("/out/*.deb"))

@@ -173,7 +173,7 @@ class Config:
                           _optional_key_spec)
     denylist: tuple[str, ...] = _opt(
         DEFAULT_DENYLIST,
-        "Applications where nothing is captured or suggested (X11 WM_CLASS class or executable name).",
+        "Applications where nothing is captured or suggested (X11 WM_CLASS class, Wayland app id or executable name).",
         _str_list)
     unknown_fields: str = _opt(
         "auto", "When a field cannot be identified as a password field or not (terminals, applications without "

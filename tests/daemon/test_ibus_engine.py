@@ -319,6 +319,21 @@ def test_denylisted_client_gets_nothing():
     assert rig.controller.buffer_text == ""
 
 
+def test_applications_the_desktops_plugin_names():
+    from daemon.frontends.ibus.clients import app_from_plugin
+    denied = Config().is_denied
+    assert app_from_plugin(["org.gnome.texteditor", "gnome-text-editor"], denied) == "gnome-text-editor"
+    assert app_from_plugin(["firefox", "firefox-esr"], denied) == "firefox-esr"
+    # the denylist holds a reverse-DNS app id's last part, or the program's file name
+    assert app_from_plugin(["org.keepassxc.keepassxc", "keepassxc-proxy"], denied) == "keepassxc"
+    assert app_from_plugin(["", "seahorse"], denied) == "seahorse"
+    # an interpreter's file name says nothing: the app id names the application
+    for program in ("python3.13", "python3", "gjs", "node", "java", "bash"):
+        assert app_from_plugin(["org.example.notes", program], denied) == "org.example.notes"
+    assert app_from_plugin([], denied) == "" and app_from_plugin(["", ""], denied) == ""
+    assert app_from_plugin(["Org.Example.App"], denied) == "org.example.app"
+
+
 def test_client_names():
     assert app_from_client("gtk3-im:gedit") == "gedit"
     assert app_from_client("gtk4-im:/usr/bin/Foo") == "foo"

@@ -22,9 +22,11 @@ import pytest
 from jeepney import DBusAddress, HeaderFields, MessageType, new_error, new_method_call, new_method_return, new_signal
 from jeepney.io.threading import ReceiveStopped, open_dbus_connection
 
-from daemon.frontends.ibus.inline.shell_ghost import (BUS_NAME, MAX_TEXT_CHARS, OBJECT_PATH, PROTOCOL, SHELL_NAME, ShellGhost,
-                                                text_follows_caret)
+from daemon.frontends.ibus import menu
+from daemon.frontends.ibus.clients import text_follows_caret
+from daemon.frontends.ibus.inline.shell_ghost import BUS_NAME, MAX_TEXT_CHARS, OBJECT_PATH, PROTOCOL, SHELL_NAME, ShellGhost
 from daemon.frontends.ibus.service import start_shell_ghost
+from daemon.user_actions import UserActions
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
 from tests.daemon.test_ibus_engine import ESC, TAB, Rig, press, type_text
 
@@ -126,6 +128,11 @@ class Peer:
         """The text shown was placed again (the caret moved) and ``chars`` of it are visible in full now:
         Visible, to the engine that registered alone (as the plug-ins send it)."""
         self.unicast(self.senders["Register"], OBJECT_PATH, BUS_NAME, "Visible", "u", (chars,))
+
+    def app(self, ids: list[str], to: str | None = None) -> None:
+        """The application that has the keys: App, to the engine that registered alone (as the plug-ins
+        send it), or to ``to``."""
+        self.unicast(to or self.senders["Register"], OBJECT_PATH, BUS_NAME, "App", "as", (ids,))
 
     def unicast(self, to: str, path: str, interface: str, member: str, signature: str, body: tuple) -> None:
         """A signal sent to the connection ``to`` alone (it reaches it whatever its match rules)."""
@@ -262,6 +269,33 @@ def test_nothing_is_drawn_over_text_after_the_caret_on_its_line(bus_address, gho
         shell.close()
 
 
+def test_the_application_the_plugin_names_counts_only_from_it_and_goes_with_it(bus_address):
+    heard = []
+    ghost = ShellGhost(on_app=lambda: heard.append(ghost.app), verify=runs("gnome-shell"))
+    shell = Peer(bus_address, (SHELL_NAME, BUS_NAME))
+    impostor = Peer(bus_address, ())
+    try:
+        ghost.start(bus_address)
+        assert ghost.present and ghost.app == ()
+        me = shell.senders["Register"]
+        impostor.app(["keepassxc", "keepassxc"], to=me)  # anyone can send a signal to the engine's name
+        shell.app(["org.gnome.texteditor", "gnome-text-editor"])
+        assert wait_until(lambda: heard == [("org.gnome.texteditor", "gnome-text-editor")]), heard
+        shell.app(["org.gnome.texteditor", "gnome-text-editor"])  # the same again: nothing new
+        shell.app([])  # GNOME Shell's own search has the keys
+        assert wait_until(lambda: len(heard) == 2) and heard[1] == () and ghost.app == ()
+        shell.app(["firefox", "firefox"])
+        assert wait_until(lambda: ghost.app == ("firefox", "firefox"))
+        shell.close()  # the extension went: it names nothing any more
+        assert wait_until(lambda: not ghost.present) and ghost.app == ()
+        time.sleep(0.2)
+        assert all(ids != ("keepassxc", "keepassxc") for ids in heard)
+    finally:
+        impostor.close()
+        shell.close()
+        ghost.close()
+
+
 # ---- the engine with the extension: the real engine, controller and link; IBus itself is recorded ----
 
 
@@ -286,6 +320,25 @@ def gnome(bus_address, monkeypatch):
     """An engine on GNOME (client ``gnome-shell``: the popup is the display without the extension)."""
     yield from linked_engine(bus_address, monkeypatch, Peer(bus_address, (SHELL_NAME, BUS_NAME)), "gnome-shell",
                              "gnome-shell")
+
+
+def test_on_gnome_the_denylist_and_off_in_follow_the_application_the_extension_names(gnome, tmp_path):
+    """IBus names every Wayland client "gnome-shell": the application comes from the extension's App."""
+    rig, shell, engine, out = gnome
+    rig.frontend.actions = UserActions(tmp_path / "config.toml", lambda: rig.controller.config,
+                                       rig.controller.apply_config)
+    assert engine.app_id() == ""
+    shell.app(["org.keepassxc.keepassxc", "keepassxc"])  # on the default denylist
+    assert wait_until(lambda: engine.app_id() == "keepassxc")
+    type_text(engine, "my secret pass")
+    assert rig.worker.requests == [] and rig.controller.buffer_text == ""
+    shell.app(["org.gnome.texteditor", "gnome-text-editor"])  # the user moved to the editor: suggestions again
+    assert wait_until(lambda: engine.app_id() == "gnome-text-editor")
+    type_text(engine, "Say hel")
+    assert rig.worker.requests and rig.controller.buffer_text.endswith("Say hel")
+    assert out.props[menu.PROP_OFF_IN_APP].label == "Off in gnome-text-editor"
+    shell.app(["org.qtproject.pyqt", "python3.13"])  # an interpreter runs it: the app id names it
+    assert wait_until(lambda: engine.app_id() == "org.qtproject.pyqt")
 
 
 def test_on_gnome_the_extension_draws_the_suggestion_instead_of_the_popup_and_tab_inserts_it(gnome):

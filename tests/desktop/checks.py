@@ -394,6 +394,29 @@ def _nothing_on_screen(res: dict, app: str, key: str, shown: str, esc: str, when
         f"({shots.get(shown)} vs {shots.get(esc)})")
 
 
+def check_off_in_the_application(results: dict, app: str) -> None:
+    """The user turned ghosttype off in this application ("Off in <app>"): the phrase typed there showed
+    nothing (Esc changed nothing on the screen) and Tab reached the application (the field holds the phrase
+    and what Tab inserts there, a tab or spaces, and nothing of a suggestion)."""
+    res = _scenario(results, app)
+    _nothing_on_screen(res, app, "diff_esc", "1-typed", "1-esc", "typed with ghosttype off there")
+    text, typed = res.get("text") or "", res["typed"]
+    assert text.rstrip(" \t\n") == typed and len(text) > len(typed), \
+        f"{app}: with ghosttype off there, the field holds {text!r} after {typed!r} and Tab"
+
+
+def check_on_beside_an_application_off(results: dict, app: str) -> None:
+    """Right after, with that other application still off: here a suggestion showed (Esc took it off the
+    screen) and Tab inserted one after the phrase."""
+    res = _scenario(results, app)
+    n, box = res.get("diff_esc") or (-1, [])
+    assert n >= MIN_VISIBLE_PIXELS, (f"{app}: with another application off, no suggestion showed here (Esc changed "
+                                     f"{n} pixels; {res['shots'].get('1-typed')} vs {res['shots'].get('1-esc')})")
+    text, typed = field_text(res), res["typed"]
+    assert text.startswith(typed) and len(text.strip()) > len(typed), \
+        f"{app}: Tab inserted nothing after {typed!r}: the field holds {text!r}"
+
+
 def check_user_session(results: dict, app: str) -> str:
     """The default config, typed as people type: every key arrived once and in order, and Tab, pressed as
     soon as the user had read the suggestion, inserted exactly the text the screen showed (read with OCR

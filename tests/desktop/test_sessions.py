@@ -56,7 +56,10 @@ WINDOWS = {"gnome-windows": ["qt-max", "qt-small", "qt-shrink"]}
 #: Another program of the user calls the plug-in while the suggestion shows (refused, nothing changes).
 FOREIGN = {"gnome": ["gnome-text-editor-foreign"], "kde": ["kwrite-foreign"]}
 FOREIGN_CASES = [(d, a) for d in FOREIGN for a in FOREIGN[d]]
-SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) + FOREIGN.get(d, [])
+#: "Off in gnome-text-editor" (the denylist; IBus names no Wayland client, the plug-ins name the application),
+#: then Firefox while the editor is still off.
+OFF = {"gnome": ["gnome-text-editor-off", "firefox-on"], "kde": ["gnome-text-editor-off", "firefox-on"]}
+SCENARIOS = {d: NORMAL[d] + PASSWORD.get(d, []) + JUMP.get(d, []) + FOREIGN.get(d, []) + OFF.get(d, [])
              for d in NORMAL} | PREEDIT | LAYOUT | DARK | SCREENS | WINDOWS
 #: GNOME Shell with a lock screen, KWin with its screen locker: the user locks it while a suggestion shows,
 #: another program waits for the plug-in's name, then the user unlocks and types on.
@@ -228,3 +231,11 @@ def test_another_programs_calls_to_the_plugin_are_refused(desktops, desktop, app
 @pytest.mark.parametrize("desktop, app", LOCK_CASES)
 def test_locking_the_screen_hands_the_plugins_name_to_nobody_and_shows_no_suggestion(desktops, desktop, app):
     checks.check_lock_screen(desktops(desktop, SCENARIOS[desktop]), app)
+
+
+@pytest.mark.parametrize("desktop", sorted(OFF))
+def test_off_in_an_application_turns_suggestions_off_there_and_leaves_the_next_one_on(desktops, desktop):
+    results = desktops(desktop, SCENARIOS[desktop])
+    off, on = OFF[desktop]
+    checks.check_off_in_the_application(results, off)
+    checks.check_on_beside_an_application_off(results, on)

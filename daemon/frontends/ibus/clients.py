@@ -5,8 +5,9 @@ field's reported text still agrees with the keys, and masked text."""
 from __future__ import annotations
 
 import collections
+import re
 import time
-from typing import Callable
+from typing import Callable, Optional, Sequence
 
 #: Client names whose preedit is drawn grey (the IBus module of GTK 3); every
 #: other client draws it like typed text or drops its colours: GNOME Shell and
@@ -38,6 +39,32 @@ def app_from_client(client: str) -> str:
         return ""
     name = client.split(":", 1)[1].strip()
     return name.rsplit("/", 1)[-1].lower()
+
+
+#: Programs that run another program's code: their file name does not name the application.
+_RUNNERS = re.compile(r"(python|perl|ruby|node|java|gjs|mono|wine|bash|dash|sh)[\d.]*")
+
+
+def app_from_plugin(ids: Sequence[str], denied: Callable[[str], bool]) -> str:
+    """The application the desktop's plug-in named (its ``App``: the app id, then the program's file
+    name): whichever of its names the denylist holds (a reverse-DNS app id's last part too:
+    ``org.keepassxc.KeePassXC`` is ``keepassxc``), else the program's file name unless an interpreter
+    runs the application, else the app id; "" when it named none (the desktop's own field)."""
+    app = ids[0].strip().lower() if ids else ""
+    program = ids[1].strip().lower() if len(ids) > 1 else ""
+    for name in (program, app, app.rsplit(".", 1)[-1]):
+        if name and denied(name):
+            return name
+    return program if program and not _RUNNERS.fullmatch(program) else app
+
+
+def text_follows_caret(surrounding: Optional[tuple[str, int, int]]) -> bool:
+    """Text other than blanks follows the caret on its line (False when the
+    field sends no surrounding text: terminals, Chromium)."""
+    if surrounding is None:
+        return False
+    text, cursor, _anchor = surrounding
+    return bool(text[cursor:].split("\n", 1)[0].strip())
 
 
 def continues(tracked: str, field: str) -> bool:

@@ -1,82 +1,64 @@
 """The IBus engine's state machine, free of D-Bus.
 
-ibus-daemon creates one engine object per input context (roughly: per
-toplevel window of each application) and tells the engine which one has focus
-(the controller's side of that is :class:`~daemon.frontends.ibus.frontend.IBusFrontend`).
+ibus-daemon creates one engine object per input context (roughly: per toplevel window of each
+application) and tells the engine which one has focus (the controller's side of that is
+:class:`~daemon.frontends.ibus.frontend.IBusFrontend`).
 
-:class:`Engine` turns the calls ibus-daemon makes on one engine object (keys,
-focus, surrounding text, content type, reset, property clicks) into controller
-calls, and the controller's decisions into the engine's signals through an
-:class:`EngineOutput` (the D-Bus layer sends them; tests record them).
+:class:`Engine` turns the calls ibus-daemon makes on one engine object (keys, focus, surrounding text,
+content type, reset, property clicks) into controller calls, and the controller's decisions into the
+engine's signals through an :class:`EngineOutput` (the D-Bus layer sends them; tests record them).
 
 Rules worth knowing:
 
-* Keys pass through (``process_key`` returns False) unless an accept key
-  inserts something (``Controller.accept``; committed here, Tab or Ctrl+Right
-  consumed, press and release) or Esc dismisses a suggestion (consumed).
-* **What is on screen and what the engine believes never diverge.**  A key
-  passes through only after ``process_key`` has answered, so nothing the
-  engine shows while handling a key may reach the application before that
-  key: desktops turn an unhandled key into a commit (KWin's IBus input
-  method: ``commit_string``), and text-input clients drop an open preedit
-  at a commit; Chromium inserts the key inside an open preedit, Qt draws it
-  after.  So while a key is being handled, hiding happens at once, but
-  showing (a new suggestion, or one advanced by typing through it) waits
-  until the answer to the key has been sent (:meth:`Engine.key_done`, which
-  the D-Bus layer calls right after the reply); and an open *preedit* is
-  closed before any key other than a modifier passes through, then drawn
-  again after it.  The popup is not part of the application's text and
-  stays up.
-* **The last word on the preedit comes after the key.**  A client in IBus's
-  sync mode (GTK 4's module; ibus >= 1.5.28) gets what is sent during a key
-  with its answer (``PostProcessKeyEvent``), ahead of an older preedit signal
-  it has not dispatched yet, which would come back and stay; so a preedit a
-  key closed is closed once more in :meth:`Engine.key_done`.
-* Display (``ibus_display = "auto"``): the preedit only where it is drawn grey
-  and stays private, i.e. a GTK3 application through its IBus module that is
-  not a browser; the popup everywhere else (GNOME Shell and KWin forward no
-  colours, GTK4 and Qt draw the preedit like typed text, a web page reads
-  preedit as the field's value), as long as a panel draws popups (GNOME
-  Shell, ibus-ui-gtk3); with no panel the preedit is the only display.
-  ``shell``: ghosttype's GNOME Shell extension or KWin effect, where it answers
-  (``shell_ghost``), and the popup while KWin's caret is stale (``ShellGhost.stale``).
-* Context: the text before the caret as the controller tracks it from keys,
-  re-synchronised from the field's own surrounding text when the client sends
-  one (GTK, Qt, Firefox): when that text does not continue what we tracked
-  (a click, an edit by the application), the field's text wins.  A field
-  that reports its text late (Firefox on KWin) is not a change
+* Keys pass through (``process_key`` returns False) unless an accept key inserts something
+  (``Controller.accept``; committed here, Tab or Ctrl+Right consumed, press and release) or Esc
+  dismisses a suggestion (consumed).
+* **What is on screen and what the engine believes never diverge.**  A key passes through only after
+  ``process_key`` has answered, so nothing the engine shows while handling a key may reach the
+  application before that key: desktops turn an unhandled key into a commit (KWin's IBus input method:
+  ``commit_string``), and text-input clients drop an open preedit at a commit; Chromium inserts the key
+  inside an open preedit, Qt draws it after.  So while a key is being handled, hiding happens at once,
+  but showing (a new suggestion, or one advanced by typing through it) waits until the answer to the key
+  has been sent (:meth:`Engine.key_done`, which the D-Bus layer calls right after the reply); and an
+  open *preedit* is closed before any key other than a modifier passes through, then drawn again after
+  it.  The popup is not part of the application's text and stays up.
+* **The last word on the preedit comes after the key.**  A client in IBus's sync mode (GTK 4's module;
+  ibus >= 1.5.28) gets what is sent during a key with its answer (``PostProcessKeyEvent``), ahead of an
+  older preedit signal it has not dispatched yet, which would come back and stay; so a preedit a key
+  closed is closed once more in :meth:`Engine.key_done`.
+* Display (``ibus_display = "auto"``): the preedit only where it is drawn grey and stays private, i.e. a
+  GTK3 application through its IBus module that is not a browser; the popup everywhere else (GNOME Shell
+  and KWin forward no colours, GTK4 and Qt draw the preedit like typed text, a web page reads preedit as
+  the field's value), as long as a panel draws popups (GNOME Shell, ibus-ui-gtk3); with no panel the
+  preedit is the only display. ``shell``: ghosttype's GNOME Shell extension or KWin effect, where it
+  answers (``shell_ghost``), and the popup while KWin's caret is stale (``ShellGhost.stale``).
+* Context: the text before the caret as the controller tracks it from keys, re-synchronised from the
+  field's own surrounding text when the client sends one (GTK, Qt, Firefox): when that text does not
+  continue what we tracked (a click, an edit by the application), the field's text wins.  A field that
+  reports its text late (Firefox on KWin) is not a change
   (:class:`~daemon.frontends.ibus.clients.LateEchoes` tells echoes from edits).
-* Each focus-in starts a new field id; a result for an older field is dropped
-  (its buffer generation moved on); showing goes to the focused engine only.
-* Privacy: PASSWORD / PIN purposes and the PRIVATE hint are treated like a
-  password field (no capture, no suggestion); TERMINAL follows the
-  ``ibus_terminals`` setting, and its keys wait until the terminal shows them
-  on a line that asks for no secret (:mod:`~daemon.frontends.ibus.terminal_echo`,
-  which sees only the caret's line); a field whose text is all mask characters is a
-  password field whatever it declares (Firefox on Wayland declares nothing).
-  **No key of a field reaches the controller before the engine knows the
-  field is not masked**, however many keys that takes: while nothing tells
-  (no password or terminal purpose, no text that is not all mask
-  characters) and the client can still report the field's text, the field
-  is unidentified (``is_password`` None) and its keys are held here, in
-  memory (the newest :data:`HELD_KEYS`); they are replayed into the
-  controller once the text shows the field is plain, and dropped when it
-  shows mask characters or a password purpose (Firefox on KWin reports each
-  key's text a key late or more, and a field's first report may come many
-  keys late).  Whether the client can still report is what IBus says of it
-  (:meth:`Engine.can_report`): until ibus-daemon has told the client's
-  capabilities it may; after that exactly while they hold
-  ``IBUS_CAP_SURROUNDING_TEXT``.  No count of keys ends the wait: a client
-  that offers its text and never sends any (konsole on KWin) gets nothing.
-  A client without the capability (XIM, a GTK widget with no text to give:
-  GTK's module drops the capability there) cannot tell: its keys go on,
-  held ones first, and ``unknown_fields`` decides; the denylist applies to the
-  IBus client's name (``gtk3-im:gedit`` -> ``gedit``; not on GNOME Wayland,
-  where every client is ``gnome-shell``).
+* Each focus-in starts a new field id; a result for an older field is dropped (its buffer generation
+  moved on); showing goes to the focused engine only.
+* Privacy: PASSWORD / PIN purposes and the PRIVATE hint are treated like a password field (no capture,
+  no suggestion); TERMINAL follows the ``ibus_terminals`` setting, and its keys wait until the terminal
+  shows them on a line that asks for no secret (:mod:`~daemon.frontends.ibus.terminal_echo`, which sees
+  only the caret's line); a field whose text is all mask characters is a password field whatever it
+  declares (Firefox on Wayland declares nothing). **No key of a field reaches the controller before the
+  engine knows the field is not masked**, however many keys that takes: while nothing tells (no password
+  or terminal purpose, no text that is not all mask characters) and the client can still report the
+  field's text, the field is unidentified (``is_password`` None) and its keys are held here, in memory
+  (the newest :data:`HELD_KEYS`); they are replayed into the controller once the text shows the field is
+  plain, and dropped when it shows mask characters or a password purpose (Firefox on KWin reports each
+  key's text a key late or more, and a field's first report may come many keys late).  Whether the
+  client can still report is what IBus says of it (:meth:`Engine.can_report`): until ibus-daemon has
+  told the client's capabilities it may; after that exactly while they hold
+  ``IBUS_CAP_SURROUNDING_TEXT``.  No count of keys ends the wait: a client that offers its text and
+  never sends any (konsole on KWin) gets nothing. A client without the capability (XIM, a GTK widget
+  with no text to give: GTK's module drops the capability there) cannot tell: its keys go on, held ones
+  first, and ``unknown_fields`` decides; the denylist applies to the IBus client's name
+  (``gtk3-im:gedit`` -> ``gedit``; not on GNOME Wayland, where every client is ``gnome-shell``).
 
-Threads: ibus calls arrive on the D-Bus thread; results arrive on the worker
-thread through the sink.
-"""
+Threads: ibus calls arrive on the D-Bus thread; results arrive on the worker thread through the sink."""
 
 from __future__ import annotations
 
@@ -92,7 +74,8 @@ from daemon.controller.terminal_prompt import caret_line
 from daemon.frontends.ibus import menu, wire
 from daemon.frontends.ibus.caret_trail import CaretTrail
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
-    _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, continues,
+    _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, app_from_plugin,
+    continues,
 )
 from daemon.frontends.ibus.frontend import EngineOutput, IBusFrontend
 from daemon.frontends.ibus.keys import key_event
@@ -148,7 +131,18 @@ class Engine:
     # -- what the controller sees of this field ---------------------------------------
 
     def app_id(self) -> str:
-        return app_from_client(self.client)
+        """The application the client names, else the one the desktop's plug-in says has the keys
+        (GNOME Shell and KWin forward every Wayland client to IBus under their own name)."""
+        named, shell = app_from_client(self.client), self.frontend.shell
+        if named or shell is None:
+            return named
+        return app_from_plugin(shell.app, self.controller.config.is_denied)
+
+    def app_changed(self) -> None:
+        """The desktop's plug-in named another application: its rules (the denylist, "Off in") apply now."""
+        if self.frontend.focused is self and not app_from_client(self.client):
+            self.controller.on_focus(self.focus_state())
+            self.publish_properties(update=False)  # the menu's entries change with the application
 
     def is_private(self) -> bool:
         """No capture, no suggestion (treated like a password field)."""

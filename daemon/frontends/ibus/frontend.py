@@ -50,6 +50,8 @@ class FieldEngine(Protocol):
 
     def publish_properties(self, update: bool) -> None: ...
 
+    def app_changed(self) -> None: ...
+
 
 class IBusFrontend:
     """The controller's sink; see the module docstring.

@@ -97,7 +97,12 @@ def start_shell_ghost(frontend: IBusFrontend, verify: Callable[[int], Optional[s
         if engine is not None and engine.shown == text:
             engine.display(text, drawn)
 
-    shell = ShellGhost(on_change=redisplay, on_caret=caret, on_stale=stale, verify=verify)
+    def app() -> None:  # the plug-in named another application that has the keys
+        engine = frontend.focused
+        if engine is not None:
+            engine.app_changed()
+
+    shell = ShellGhost(on_change=redisplay, on_caret=caret, on_stale=stale, on_app=app, verify=verify)
 
     def connect() -> None:
         try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -679,11 +680,15 @@ class App:
         self.sudo = scen.endswith("-sudo")  #: a shell in the terminal: sudo's password prompt
         self.foreign = scen.endswith("-foreign")  #: another program calls the plug-in while the suggestion shows
         self.lock = scen.endswith("-lock")  #: the user locks the screen while the suggestion shows
+        #: "-off": the user turned ghosttype off in this application ("Off in <app>": the denylist); "-on": an
+        #: application typed into right after, while that one is still off
+        self.off, self.on = scen.endswith("-off"), scen.endswith("-on")
         #: the Qt window maximized ("-max"), too narrow for the whole suggestion ("-small"), or made narrower
         #: than the typed text by the application while the suggestion shows ("-shrink")
         self.window = next((w for w in ("max", "small", "shrink") if scen.endswith(f"-{w}")), "")
         self.app = scen[:-3] if self.password else scen[:-5] if self.jump or self.sudo else \
-            scen[:-8] if self.foreign else scen[:-5] if self.lock else \
+            scen[:-8] if self.foreign else scen[:-5] if self.lock else scen[:-4] if self.off else \
+            scen[:-3] if self.on else \
             scen[: -len(self.window) - 1] if self.window else scen
         self.readback = APPS[self.app]
         self.work = tempfile.mkdtemp(prefix=f"{scen}-", dir=HOME)
@@ -1165,6 +1170,59 @@ def scenario_foreign(desk, app: App, res: dict) -> None:
     shot("3-end")
 
 
+def _config_path() -> str:
+    return f"{ENV['XDG_CONFIG_HOME']}/ghosttype/config.toml"
+
+
+def scenario_off(desk, app: App, res: dict) -> None:
+    """The user turned ghosttype off in this application ("Off in <app>": the denylist in the config, as the
+    settings window writes it; the engine follows the file): the phrase typed as anywhere, nothing shows
+    (Esc changes nothing on the screen) and Tab reaches the application. The application stays off for the
+    next scenario ("-on"), which turns it on again."""
+    shutil.copyfile(_config_path(), _config_path() + ".before-off")
+    with open(_config_path(), "a") as f:
+        f.write(f'denylist = ["{app.app}"]\n')
+    time.sleep(2.0)  # the engine reads the changed file
+    shot = shooter(desk, app, res)
+    shot("0-app")
+    settle()
+    desk.type(PHRASE)
+    settle()
+    time.sleep(1.5)
+    typed = shot("1-typed")
+    res["diff_esc"] = esc_diff(desk, typed, f"{desk.out}/{app.scen}-1-esc.png", res["shots"], "1-esc")
+    desk.key("Tab")
+    time.sleep(1.0)
+    res["typed"] = PHRASE
+    if app.readback == "file":
+        desk.key("ctrl+s")
+        time.sleep(2.0)
+    res["text"] = app.text()
+
+
+def scenario_on(desk, app: App, res: dict) -> None:
+    """Right after "-off", with that application still off: the phrase typed here shows a suggestion (Esc
+    takes it off the screen), and after a BackSpace Tab inserts the next one. Then the config is as before."""
+    try:
+        shot = shooter(desk, app, res)
+        shot("0-app")
+        _mark, res["ghost"] = type_last(desk, PHRASE)
+        time.sleep(0.5)
+        shown = shot("1-typed")
+        res["diff_esc"] = esc_diff(desk, shown, f"{desk.out}/{app.scen}-1-esc.png", res["shots"], "1-esc")
+        _mark, res["ghost_again"] = type_last(desk, "\b")  # a fresh suggestion, as after any BackSpace
+        time.sleep(0.5)
+        desk.key("Tab")
+        time.sleep(1.0)
+        res["typed"] = PHRASE[:-1]
+        if app.readback == "page":
+            time.sleep(1.0)
+        res["text"] = app.text()
+    finally:
+        if os.path.exists(_config_path() + ".before-off"):
+            os.replace(_config_path() + ".before-off", _config_path())
+
+
 def scenario_shrink(desk, app: App, res: dict) -> None:
     """A suggestion shows; then the application makes its window narrower than the typed text (its field
     scrolls, the caret stands at the window's edge, no room is left for a suggestion there): the desktop takes
@@ -1498,6 +1556,10 @@ def main() -> int:
                 scenario_lock(desk, app, res)
             elif app.window == "shrink":
                 scenario_shrink(desk, app, res)
+            elif app.off:
+                scenario_off(desk, app, res)
+            elif app.on:
+                scenario_on(desk, app, res)
             elif LAYOUT:
                 scenario_layout(desk, app, res)
             elif USER:

@@ -19,17 +19,16 @@ From KWin's effect the engine asks for the caret (``Watch``: KWin gives an
 input method none on Plasma's IBus route) and hears it as ``Caret(x, y, w, h)``
 (``on_caret``); an effect whose caret is keys behind answers ``Show`` with
 ``StaleCaret`` and the popup shows the suggestion (``on_stale``) until KWin
-next says where the caret is.
+next says where the caret is.  Both name the application that has the keys
+(``App(ids)``; IBus names no Wayland client): :attr:`ShellGhost.app`, ``on_app``.
 
-Nothing here waits for the compositor: :meth:`ShellGhost.show` and
-:meth:`ShellGhost.hide` only write to the bus, and answers arrive on this
-module's receiving thread.  A text counts as drawn (:meth:`ShellGhost.drawn`)
-once ``Show`` answered for it (a text that only drops characters typed through
-it keeps counting meanwhile), until ``Hidden``.  ``Visible(chars)`` (the text
-shown was placed again and the window's edge cuts it elsewhere) changes how
-much of it counts, while no ``Show`` is unanswered: Tab inserts what the screen
-shows.  Each ``Show`` follows ``Offset(known, x, y, dx)``: where the next
-character goes against the caret rectangle at (x, y)
+Nothing here waits for the compositor: :meth:`ShellGhost.show` and :meth:`ShellGhost.hide` only
+write to the bus, and answers arrive on this module's receiving thread.  A text counts as drawn
+(:meth:`ShellGhost.drawn`) once ``Show`` answered for it (a text that only drops characters typed
+through it keeps counting meanwhile), until ``Hidden``.  ``Visible(chars)`` (the text shown was
+placed again and the window's edge cuts it elsewhere) changes how much of it counts, while no
+``Show`` is unanswered: Tab inserts what the screen shows.  Each ``Show`` follows ``Offset(known,
+x, y, dx)``: where the next character goes against the caret rectangle at (x, y)
 (:mod:`~daemon.frontends.ibus.caret_trail`).  The text is never logged.
 """
 
@@ -44,6 +43,7 @@ from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_conne
 
 from . import compositor
 from ..caret_trail import Shift
+from ..clients import text_follows_caret
 from .protocol import SPEC
 
 log = logging.getLogger(__name__)
@@ -65,44 +65,35 @@ CALL_TIMEOUT_S = 2.0
 HANDSHAKE_TIMEOUT_S = 3.0
 
 
-def text_follows_caret(surrounding: Optional[tuple[str, int, int]]) -> bool:
-    """Text other than blanks follows the caret on its line (False when the
-    field sends no surrounding text: terminals, Chromium)."""
-    if surrounding is None:
-        return False
-    text, cursor, _anchor = surrounding
-    return bool(text[cursor:].split("\n", 1)[0].strip())
-
-
 def _plugin(unique: str, interface: str = BUS_NAME) -> DBusAddress:
     """The plug-in's object on the connection ``unique`` (never its well-known name)."""
     return DBusAddress(OBJECT_PATH, bus_name=unique, interface=interface)
 
 
 class ShellGhost:
-    """See the module docstring.  ``on_change()`` is called (on the receiving
-    thread) when the extension comes or goes, ``on_drawn(drawn, chars, total)``
-    when GNOME Shell answered for the text now wanted, ``on_caret(x, y, w, h)``
-    when KWin's effect says where the focused field's caret is, ``on_stale(text,
-    drawn)`` when it could not draw ``text`` for KWin's caret is stale (``drawn``:
-    who waits to hear what of it is on screen, or None).  ``verify(pid)`` names
-    the program process ``pid`` runs, or None (by default
-    :func:`~daemon.frontends.ibus.inline.compositor.program`); the plug-in counts only
-    where it names the compositor whose bus name the plug-in's connection owns
-    (:data:`~daemon.frontends.ibus.inline.compositor.COMPOSITORS`)."""
+    """See the module docstring.  ``on_change()`` is called (on the receiving thread) when the extension
+    comes or goes, ``on_drawn(drawn, chars, total)`` when GNOME Shell answered for the text now wanted,
+    ``on_caret(x, y, w, h)`` when KWin's effect says where the focused field's caret is, ``on_stale(text,
+    drawn)`` when it could not draw ``text`` for KWin's caret is stale (``drawn``: who waits to hear what
+    of it is on screen, or None), ``on_app()`` when the application that has the keys changed.
+    ``verify(pid)`` names the program process ``pid`` runs, or None (by default
+    :func:`~daemon.frontends.ibus.inline.compositor.program`); the plug-in counts only where it names the
+    compositor whose bus name its connection owns (:data:`~daemon.frontends.ibus.inline.compositor.COMPOSITORS`)."""
 
     def __init__(self, on_change: Callable[[], None] = lambda: None,
                  on_drawn: Callable[[bool, int, int], None] = lambda d, c, t: None,
                  on_caret: Callable[[int, int, int, int], None] = lambda x, y, w, h: None,
                  on_stale: Callable[[str, Optional[Callable[[str], None]]], None] = lambda t, d: None,
+                 on_app: Callable[[], None] = lambda: None,
                  verify: Callable[[int], Optional[str]] = compositor.program) -> None:
         self._on_change = on_change
         self._on_drawn = on_drawn
         self._on_caret = on_caret
         self._on_stale = on_stale
+        self._on_app = on_app
         self._verify = verify
         self._stale = False  #: KWin's caret is behind the application's: the popup shows suggestions
-        self._refused = ""  #: the text the effect refused for that (the popup has it)
+        self._declined = ""  #: the text the effect refused for that (the popup has it)
         self._conn: Optional[DBusConnection] = None
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)  #: notified when a step of the handshake ends
@@ -111,6 +102,7 @@ class ShellGhost:
         self._steps: dict[int, tuple[str, str]] = {}  #: serial -> (handshake step, unique name) awaiting an answer
         self._refused = ""  #: the owner of the plug-in's name that is not used (too old, or it refused this engine)
         self._linked = ""  #: the unique name of the plug-in that accepted this engine
+        self._app: tuple[str, ...] = ()  #: its last App: the focused window's application ids
         self._was_present = False
         self._starting = True  #: start() tells whether the plug-in is there; no change is announced before
         self._wanted = ""  #: the text last sent with Show ("" after Hide)
@@ -182,6 +174,12 @@ class ShellGhost:
         with self._lock:
             return self._stale
 
+    @property
+    def app(self) -> tuple[str, ...]:
+        """The ids the plug-in gave the application that has the keys (see protocol.xml's App); () when none."""
+        with self._lock:
+            return self._app if self._present() else ()
+
     def _compositor(self, unique: str) -> Optional[str]:
         """(lock held) The compositor's bus name that ``unique`` owns and whose program it runs, or None."""
         program = self._programs.get(unique)
@@ -230,7 +228,7 @@ class ShellGhost:
         self._was_present = now
         self._stale = False
         if not now:
-            self._drawn = self._wanted = ""
+            self._drawn, self._wanted, self._app = "", "", ()
         return now, self._desktop()
 
     def _announce(self, change: Optional[tuple[bool, str]]) -> None:
@@ -298,7 +296,7 @@ class ShellGhost:
                 visible = shown - (len(self._drawn) - len(text))
                 self._drawn, self._answer = (text, (text, visible)) if visible > 0 else ("", None)
             self._provisional = self._answer is not None
-            self._wanted, self._refused = text, ""
+            self._wanted, self._declined = text, ""
             unique = self._serial_to = self._linked
             self._offset(conn, unique, shift)
             self._serial = next(conn.outgoing_serial)
@@ -315,7 +313,7 @@ class ShellGhost:
     def hide(self) -> None:
         with self._lock:
             conn = self._conn
-            self._deferred, self._answer, self._listener, self._provisional, self._refused = "", None, None, False, ""
+            self._deferred, self._answer, self._listener, self._provisional, self._declined = "", None, None, False, ""
             if conn is None or (not self._wanted and not self._drawn):
                 return
             self._wanted = self._drawn = ""
@@ -341,7 +339,7 @@ class ShellGhost:
         when GNOME Shell answers (the edge may cut it a character apart: its
         font is not the application's); and again at each ``Visible``."""
         with self._lock:
-            answer, refused = self._answer, bool(text) and text == self._refused
+            answer, refused = self._answer, bool(text) and text == self._declined
             if refused:
                 pass
             elif text in (self._wanted, self._deferred):
@@ -406,7 +404,7 @@ class ShellGhost:
                 with self._lock:
                     if sender != self._linked or signature != SPEC.signals["Caret"] or not self._present():
                         return
-                    was_stale, self._stale, self._refused = self._stale, False, ""
+                    was_stale, self._stale, self._declined = self._stale, False, ""
                 x, y, w, h = msg.body
                 self._on_caret(x, y, w, h)
                 if was_stale:
@@ -420,6 +418,12 @@ class ShellGhost:
                 log.debug("the desktop took the suggestion off the screen")
             elif member == "Visible":
                 self._visible(sender, signature, msg.body)
+            elif member == "App":
+                with self._lock:
+                    if sender != self._linked or signature != SPEC.signals["App"] or tuple(msg.body[0]) == self._app:
+                        return
+                    self._app = tuple(msg.body[0])
+                self._on_app()
             return
         if kind not in (MessageType.method_return, MessageType.error):
             return
@@ -437,7 +441,7 @@ class ShellGhost:
             listener = self._listener if self._listener is not None and self._listener[0] == text else None
             stale = kind == MessageType.error and fields.get(HeaderFields.error_name) == STALE_ERROR
             if stale:  # nothing drawn; the popup shows it until KWin says where the caret is
-                self._stale, self._refused = True, text
+                self._stale, self._declined = True, text
                 self._wanted = self._drawn = ""
                 self._answer, self._provisional = None, False
             else:

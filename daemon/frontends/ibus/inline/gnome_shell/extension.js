@@ -32,6 +32,13 @@
 // says how many: what Tab inserts is what the screen shows.  Both go to the
 // engine alone.  The text is never logged or stored.
 //
+// App(ids) tells the registered engine alone which application has the keys
+// (IBus names every Wayland client "gnome-shell"), so that its denylist and
+// "Off in <application>" work here too: the focused window's app id and its
+// program's file name, sent once the engine registered and at each change of
+// the focused window, of the overview and of the session mode; none while
+// GNOME Shell's own field has the keys.  Never a title.
+//
 // Offset(known, x, y, dx) comes before each Show: applications mean different
 // things by their caret rectangle (a thin caret; Qt's line edit a 10 px box
 // centred on it; a terminal's block cursor) and some report it one change late
@@ -87,6 +94,23 @@ const TEXT_OF_CARET = Number(constant('TextOfCaret'));
 function screenLocked() {
     return Boolean(Main.sessionMode.isLocked || Main.sessionMode.currentMode === 'unlock-dialog' ||
         Main.screenShield?.locked || Main.screenShield?.active);
+}
+
+// The focused window's application for App: [its app id (the sandbox's, else the Wayland app_id or X11
+// WM_CLASS class), its program's file name], lower case; [] while the keys go to GNOME Shell itself.
+function focusedApp() {
+    const win = global.display.focus_window;
+    if (!win || Main.overview.visible || Main.modalCount > 0 || screenLocked())
+        return [];
+    const id = (win.get_sandboxed_app_id() || win.get_wm_class() || '').toLowerCase();
+    let program = '';
+    try {
+        if (win.get_pid() > 0)
+            program = GLib.path_get_basename(GLib.file_read_link(`/proc/${win.get_pid()}/exe`)).toLowerCase();
+    } catch {
+        program = ''; // gone, or not this user's
+    }
+    return [id, program.replace(/ \(deleted\)$/, '')];
 }
 
 function readProc(path) {
@@ -322,9 +346,14 @@ export default class GhostTypeExtension extends Extension {
         this._dbus.export(Gio.DBus.session, OBJECT_PATH);
         this._nameId = Gio.bus_own_name_on_connection(Gio.DBus.session, BUS_NAME,
             Gio.BusNameOwnerFlags.NONE, null, null);
+        this._appIds = [[global.display, global.display.connect('notify::focus-window', () => this._app())],
+            ...['showing', 'hidden'].map(s => [Main.overview, Main.overview.connect(s, () => this._app())]),
+            [Main.sessionMode, Main.sessionMode.connect('updated', () => this._app())]];
     }
 
     disable() {
+        for (const [object, id] of this._appIds)
+            object.disconnect(id);
         Gio.bus_unown_name(this._nameId);
         this._dbus.unexport();
         this._dbus = null;
@@ -353,6 +382,18 @@ export default class GhostTypeExtension extends Extension {
                 new GLib.Variant('(u)', [chars]));
         } catch (e) {
             console.debug(`ghosttype: Visible not sent: ${e.message}`);
+        }
+    }
+
+    // The application that has the keys: the registered engine alone hears it (ids only, never a title).
+    _app() {
+        if (this._engine === null)
+            return;
+        try {
+            Gio.DBus.session.emit_signal(this._engine, OBJECT_PATH, BUS_NAME, 'App',
+                new GLib.Variant('(as)', [focusedApp()]));
+        } catch (e) {
+            console.debug(`ghosttype: App not sent: ${e.message}`);
         }
     }
 
@@ -402,9 +443,10 @@ export default class GhostTypeExtension extends Extension {
                             this._ghost?.hide(); // nobody is left to accept what is shown
                         });
                 }
-                if (this._engine === caller)
+                if (this._engine === caller) {
                     invocation.return_value(new GLib.Variant('()', []));
-                else
+                    this._app(); // after the answer, which the engine must have first to take it
+                } else
                     invocation.return_dbus_error(ACCESS_DENIED, 'not the ghosttype engine IBus started');
             });
     }

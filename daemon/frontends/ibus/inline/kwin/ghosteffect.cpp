@@ -156,6 +156,7 @@ void GhostService::Register()
             return;
         }
         QDBusConnection::sessionBus().send(request.createReply());
+        emitApp(); // after the answer, which the engine must have first to take it
     });
 }
 
@@ -248,6 +249,25 @@ void GhostService::emitVisible(uint chars)
     QDBusConnection::sessionBus().send(msg);
 }
 
+void GhostService::emitApp()
+{
+    if (m_engine.isEmpty()) {
+        return;
+    }
+    // IBus names no Wayland client (KWin forwards them all): the engine's denylist and "Off in" need the
+    // application, by its class (the Wayland app_id, X11's WM_CLASS class) and its program's file name
+    QStringList ids;
+    EffectWindow *window = effects->activeWindow();
+    if (window && !effects->isScreenLocked()) {
+        ids << window->windowClass().section(QLatin1Char(' '), -1).toLower();
+        const QString exe = window->pid() > 0 ? QFileInfo(QStringLiteral("/proc/%1/exe").arg(window->pid())).symLinkTarget() : QString();
+        ids << QFileInfo(exe).fileName().toLower();
+    }
+    QDBusMessage msg = QDBusMessage::createTargetedSignal(m_engine, s_objectPath, s_busName, QStringLiteral("App"));
+    msg << ids;
+    QDBusConnection::sessionBus().send(msg);
+}
+
 GhostEffect::GhostEffect()
     : m_service(new GhostService(this))
 {
@@ -260,6 +280,7 @@ GhostEffect::GhostEffect()
         });
     }
     connect(effects, &EffectsHandler::windowActivated, this, [this]() {
+        m_service->emitApp();
         m_caret.reset();
         watchWindow();
         lost();
@@ -273,6 +294,7 @@ GhostEffect::GhostEffect()
         if (locked) {
             lost();
         }
+        m_service->emitApp();
     });
     if (WaylandServer *server = waylandServer()) {
         connect(server->seat()->textInputV3(), &TextInputV3Interface::stateCommitted, this, [this]() {

@@ -35,6 +35,7 @@
 #include <QRect>
 #include <QSet>
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 #include <optional>
@@ -63,6 +64,8 @@ public:
     void emitHidden();
     //! Another number of the shown text's characters is visible in full: the registered engine alone hears it.
     void emitVisible(uint chars);
+    //! The application that has the keys (ids only, never a title): the registered engine alone hears it.
+    void emitApp();
 
 public Q_SLOTS:
     Q_SCRIPTABLE void Register();
@@ -78,6 +81,8 @@ Q_SIGNALS:
     Q_SCRIPTABLE void Visible(uint chars);
     //! Declared for introspection; never emitted as a broadcast (emitCaret sends it to the engine).
     Q_SCRIPTABLE void Caret(int x, int y, int width, int height);
+    //! Declared for introspection; never emitted as a broadcast (emitApp sends it to the engine).
+    Q_SCRIPTABLE void App(const QStringList &ids);
 
 private:
     //! The caller is the registered engine; anyone else gets AccessDenied.

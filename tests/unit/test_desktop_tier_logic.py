@@ -169,3 +169,15 @@ def test_a_caret_the_desktop_held_back_after_the_last_key_is_told_from_both_outs
     assert ibus_carets.last_caret_held_back(passed, app, tab_ms) is None
     assert ibus_carets.last_caret_held_back(before_it, app, int((t0 + 0.5) * 1000)) is None  # too close to Tab
     assert ibus_carets.last_caret_held_back([], app, tab_ms) is None
+
+
+def test_every_desktop_test_has_a_short_heading_in_the_summary_table():
+    """The table's columns are the CHECKS headings; a test without one would widen it by its whole name."""
+    import ast
+    import pathlib
+
+    from tests.desktop.summary_table import CHECKS
+    here = pathlib.Path(__file__).resolve().parents[1] / "desktop"
+    names = {node.name for path in here.glob("test_*.py") for node in ast.parse(path.read_text()).body
+             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+    assert names - set(CHECKS) == set()

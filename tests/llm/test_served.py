@@ -280,8 +280,10 @@ def test_fallback_when_the_server_dies_and_return_when_it_answers_again(smol_mod
         assert completer.requests == 2, "requests went to a server known to be down"
         assert len(statuses) == 1, "the switch must be said once"
         srv.start()
-        wait_for(lambda: route.on_server, 60, "the route to return to the server")
-        assert statuses[-1] == ("ready", f"suggestions from the server {srv.url}")
+        back = ("ready", f"suggestions from the server {srv.url}")
+        # the probe thread switches back, then says so: the status is the last thing it does
+        wait_for(lambda: statuses[-1] == back, 60, "the route to return to the server and say so")
+        assert route.on_server and len(statuses) == 2
         assert route.complete(text, GATE_OFF).text and completer.requests == 3
     finally:
         route.close()

@@ -210,3 +210,35 @@ def test_once_known_the_suggestion_starts_where_the_next_character_goes(width, l
         assert c.trail.late in (None, late)
         if c.trail.late is not None and c.trail._widths and c.trail._last is not None:
             assert c.drawn_at() == c.right()
+
+
+def test_qts_box_after_the_last_applications_caret_is_learned_at_the_first_key_and_drawn_at_its_middle():
+    """GNOME Shell repeats the last application's caret at each focus-in (a real rectangle, elsewhere);
+    then Qt's line edit says its own (its 10 px box) before any key. The latest one before the first key is
+    the reference, so the first key tells Qt is on time; its proportional font's advances (median 10 px here,
+    as wide as the box) do not make the box a block cursor: the suggestion starts at the box's middle."""
+    trail = CaretTrail()
+    trail.clear()
+    trail.report((744, 124, 0, 18))  # the last application's caret
+    x = 171
+    trail.report((x - 5, Y, 10, H))  # Qt's own, at focus
+    for advance in (9, 3, 12, 10, 4, 10, 11, 10):
+        x += advance
+        trail.changed(1)
+        trail.report((x - 5, Y, 10, H))
+        assert trail.late is False
+    shift = trail.shift()
+    assert shift.rect[0] + shift.dx == x
+
+
+def test_a_terminals_block_in_equal_cells_stays_a_block():
+    trail = CaretTrail()
+    trail.clear()
+    x = 100
+    trail.report((x, Y, 10, H))
+    for _ in range(5):
+        x += 10
+        trail.changed(1)
+        trail.report((x, Y, 10, H))
+    shift = trail.shift()
+    assert shift.rect[0] + shift.dx == x  # into the block's cell

@@ -42,8 +42,9 @@ pixels right of the last rectangle's left edge the suggestion starts
   it is known whether the client is late (the distance between two of them on
   one line over the characters added or taken between them, the median of the
   last few): exact for fixed-width fonts, the field's average otherwise.  It also tells a block cursor (as wide as a
-  character) from a padded thin caret (wider or narrower).  Until a width is
-  known nothing is moved (a wide rectangle is taken as a block, as before).
+  character, in a field whose characters are all as wide) from a padded thin caret (wider or narrower, or
+  characters of different widths: Qt's 10 px box in a proportional font whose median is 10 px).  Until a
+  width is known nothing is moved (a wide rectangle is taken as a block, as before).
 * Only changes on one line count: a line break, arrows, a click (an *anchor*)
   start the count again, and a rectangle on another line tells nothing of the
   width.  A rectangle of no height (Firefox's at focus) says nothing.
@@ -148,8 +149,10 @@ class CaretTrail:
             change = len(self._positions) - 1
             first = change > 0 and self._reports_since_change == 0
             self._reports_since_change += 1
-            if change == 0 and self._new_field and 0 not in self._firsts:
-                self._firsts[0] = rect  # where a new field's caret is before any change: a reference
+            if change == 0 and self._new_field:
+                # where a new field's caret is before any change: a reference; the latest one (GNOME Shell
+                # repeats the last application's caret at the focus-in, then the client says its own)
+                self._firsts[0] = rect
             if first:
                 self._firsts[change] = rect
                 self._decide(change, rect)
@@ -206,8 +209,8 @@ class CaretTrail:
             _x, _y, w, _h = rect
             if w <= THIN:
                 start = w + 1
-            elif width is None or abs(w - width) <= 1:
-                start = 0  # a block cursor: the next character's cell
+            elif width is None or (abs(w - width) <= 1 and max(self._widths) - min(self._widths) <= 1):
+                start = 0  # a block cursor: the next character's cell (a terminal's cells are all alike)
             else:
                 start = w // 2  # a thin caret padded on both sides (Qt's line edit)
             behind = self._positions[-1] - tells if width is not None else 0

@@ -15,6 +15,15 @@ from tests.desktop.wayland_log import AppLog
 #: Pixels that must differ between "suggestion shown" and "after Esc" screenshots: a caret is ~40,
 #: one short word of ghost text a few hundred, IBus's popup a few thousand.
 MIN_VISIBLE_PIXELS = 60
+#: A suggestion of fewer characters than a word: each grey character is at least this many pixels at the
+#: tier's smallest text (16 for "tor" at 9 pt), and never fewer than a thin caret's 18 twice over.
+MIN_PIXELS_PER_CHAR, MIN_SHORT_PIXELS = 14, 36
+
+
+def min_visible_pixels(chars: int) -> int:
+    """Pixels that must differ when Esc hides a suggestion of ``chars`` characters (a word or more:
+    MIN_VISIBLE_PIXELS)."""
+    return min(MIN_VISIBLE_PIXELS, max(MIN_SHORT_PIXELS, MIN_PIXELS_PER_CHAR * chars))
 #: GNOME Shell holds the keyboard this long for a selected input source to become active
 #: (ibusManager's _MAX_INPUT_SOURCE_ACTIVATION_TIME); the engine must register well inside it.
 GNOME_ACTIVATION_MS = 4000
@@ -282,7 +291,7 @@ def check_typing_through_keeps_it_visible(results: dict, app: str) -> bool:
     assert advanced, (f"{app}: typing the suggestion's next character did not advance it: {a[1]} characters "
                       f"before, {b[1]} after (a new suggestion replaced it)")
     n, box = res["diff_typed_through"]
-    assert n >= MIN_VISIBLE_PIXELS, (
+    assert n >= min_visible_pixels(b[1]), (
         f"{app}: after typing a character the engine showed a suggestion ({b[1]} chars as {b[0]}, "
         f"{'advanced from ' + str(a[1]) if advanced else 'not an advance'}) but the screen did not change when Esc "
         f"hid it ({n} pixels differ): invisible to the user; see {res['shots'].get('2-typed-through')}")

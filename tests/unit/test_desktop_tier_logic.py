@@ -181,3 +181,10 @@ def test_every_desktop_test_has_a_short_heading_in_the_summary_table():
     names = {node.name for path in here.glob("test_*.py") for node in ast.parse(path.read_text()).body
              if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
     assert names - set(CHECKS) == set()
+
+
+def test_a_short_suggestion_needs_fewer_pixels_but_more_than_a_caret():
+    from tests.desktop.checks import MIN_VISIBLE_PIXELS, min_visible_pixels
+    assert min_visible_pixels(3) == 42  # "tor" at 9 pt: 48 pixels on GNOME 51
+    assert min_visible_pixels(1) == 36 > 18  # a thin caret is 1 x 18
+    assert min_visible_pixels(5) == min_visible_pixels(20) == MIN_VISIBLE_PIXELS

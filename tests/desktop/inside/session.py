@@ -990,6 +990,9 @@ def scenario_user(desk, app: App, res: dict) -> None:
     time.sleep(0.8)
     if app.readback == "page":
         time.sleep(1.0)
+    elif app.readback == "file":  # an editor: the user saves (the document is read back from the file)
+        desk.key("ctrl+s")
+        time.sleep(2.0)
     res["text"] = app.text("t" if app.readback == "page" else "")
     shot("3-end")
     if app.readback == "page" and desk.CLICKS:

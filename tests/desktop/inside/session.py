@@ -1174,6 +1174,7 @@ def scenario_foreign(desk, app: App, res: dict) -> None:
 
 
 def _config_path() -> str:
+    """The test user's ghosttype config file (written at the session's start; the engine follows it)."""
     return f"{ENV['XDG_CONFIG_HOME']}/ghosttype/config.toml"
 
 
@@ -1426,7 +1427,7 @@ def upgrade_while_running(desktop: str) -> dict:
     user's sudo; dpkg runs the maintainer scripts' upgrade path: prerm upgrade, postinst configure). The
     user's config and input settings must stay as they were, the running engine keep running, and the
     scenarios that follow judge the grey text and Tab after it."""
-    config = f"{ENV['XDG_CONFIG_HOME']}/ghosttype/config.toml"
+    config = _config_path()
     with open(config, "a") as f:  # a setting of the user's own, which the upgrade must leave alone
         f.write("# the user's own line, kept across upgrades\n")
     config_before = open(config, "rb").read()
@@ -1478,7 +1479,7 @@ def main() -> int:
         os.makedirs(f"{ENV['XDG_CONFIG_HOME']}/{d}", exist_ok=True)
         with open(f"{ENV['XDG_CONFIG_HOME']}/{d}/settings.ini", "w") as f:
             f.write("[Settings]\ngtk-cursor-blink=false\n")
-    with open(f"{ENV['XDG_CONFIG_HOME']}/ghosttype/config.toml", "w") as f:
+    with open(_config_path(), "w") as f:
         # GT_USER: ghosttype as installed (the default config, no log of shown suggestions): the user
         # scenario reads everything from the screen and the application
         if not USER:

@@ -76,6 +76,15 @@ def first_word(s: str) -> str:
     return lead + (stripped.split()[0] if stripped.split() else "")
 
 
+def case_changed(text: str, typed: str) -> str:
+    """Where ``text`` begins with ``typed`` but for the case of its letters: from which typed character
+    on (Shift or Caps Lock held on in the compositor or the input method, not keys lost)."""
+    if len(text) < len(typed) or text[:len(typed)].lower() != typed.lower():
+        return ""
+    first = next(i for i, (a, b) in enumerate(zip(text, typed)) if a != b)
+    return f" (every key arrived, in another case from character {first + 1} on: Shift or Caps Lock stayed on)"
+
+
 def check_tab_inserts_the_shown_suggestion(results: dict, app: str, complete: list[dict]) -> str:
     """The field after typing (with Esc and BackSpace on the way, and typing along the suggestion before
     Tab), Tab and "!" holds exactly typed + X + "!": every typed key arrived once and in order, Tab
@@ -88,7 +97,8 @@ def check_tab_inserts_the_shown_suggestion(results: dict, app: str, complete: li
     ghost = res.get("ghost_e")
     assert ghost, f"{app}: no suggestion was shown after the last key before Tab; field holds {text!r}"
     assert "\t" not in text, f"{app}: a tab character reached the application: {text!r}"
-    assert text.startswith(typed), f"{app}: typed keys lost, doubled or reordered: field {text!r}, typed {typed!r}"
+    assert text.startswith(typed), f"{app}: typed keys lost, doubled or reordered: field {text!r}, typed " \
+        f"{typed!r}{case_changed(text, typed)}"
     assert text.endswith(after), f"{app}: the key after Tab ({after!r}) did not arrive: field {text!r}"
     x = text[len(typed): len(text) - len(after)]
     assert x, f"{app}: Tab inserted nothing (the engine showed {ghost[1]} chars as {ghost[0]}): field {text!r}"

@@ -188,3 +188,12 @@ def test_a_short_suggestion_needs_fewer_pixels_but_more_than_a_caret():
     assert min_visible_pixels(3) == 42  # "tor" at 9 pt: 48 pixels on GNOME 51
     assert min_visible_pixels(1) == 36 > 18  # a thin caret is 1 x 18
     assert min_visible_pixels(5) == min_visible_pixels(20) == MIN_VISIBLE_PIXELS
+
+
+def test_case_changed_names_where_the_keys_came_out_in_another_case():
+    from tests.desktop.checks import case_changed
+    typed = "Vim is a highly configurable text edi"
+    said = case_changed("ViM IS A HIGHLY CONFIGURABLE TEXT EDI!", typed)
+    assert "from character 3 on" in said  # CI's kde-popup kwrite, stop 49
+    assert case_changed("Vim is a hihgly configurable text edi!", typed) == ""  # keys reordered: not a case
+    assert case_changed("Vim is", typed) == ""  # keys lost

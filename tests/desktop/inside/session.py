@@ -576,14 +576,21 @@ class Kde:
         self.disp.roundtrip()
 
     def _code(self, code: int, shift: bool = False) -> None:
+        """One key; with Shift held around it as a person holds it: pressed and released in moments of
+        their own (KWin got Shift and the key in one batch before, and once, in kde-popup's first
+        application, every letter after the second came out a capital)."""
         if shift:
-            self.fi.keyboard_key(42, 1)
+            self.fi.keyboard_key(EV_SHIFT, 1)
+            self.disp.roundtrip()
+            time.sleep(0.03)
         self.fi.keyboard_key(code, 1)
         self.disp.flush()
         time.sleep(0.03)
         self.fi.keyboard_key(code, 0)
         if shift:
-            self.fi.keyboard_key(42, 0)
+            self.disp.roundtrip()
+            time.sleep(0.03)
+            self.fi.keyboard_key(EV_SHIFT, 0)
         self.disp.roundtrip()
         time.sleep(KEY_GAP_S)
 

@@ -80,7 +80,7 @@ POPUP = ("gnome-popup", "kde-popup")
 JUMP_CASES = [(d, a) for d in JUMP for a in JUMP[d]]
 
 #: The user session (the default config, a key every 100 ms, Tab at once): one per desktop.
-USER = {"gnome-user": ["firefox", "qt"], "kde-user": ["firefox", "qt"]}
+USER = {"gnome-user": ["firefox", "gnome-text-editor", "qt"], "kde-user": ["firefox", "gnome-text-editor", "qt"]}
 USER_CASES = [(d, a) for d in USER for a in USER[d]]
 #: In the user sessions (the default config), a password typed at sudo's prompt in the desktop's terminal.
 SUDO = {"gnome-user": ["kgx-sudo"], "kde-user": ["konsole-sudo"]}

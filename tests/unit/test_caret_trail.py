@@ -242,3 +242,38 @@ def test_a_terminals_block_in_equal_cells_stays_a_block():
         trail.report((x, Y, 10, H))
     shift = trail.shift()
     assert shift.rect[0] + shift.dx == x  # into the block's cell
+
+
+def test_qts_box_whose_first_caret_tells_nothing_is_still_drawn_at_its_middle():
+    """KWin after another application: Qt's first rectangle in the new window is on another line than
+    the ones its keys bring, so no key tells whether it is late. Its advances are still measured (read as an
+    on-time client's: over typed characters either reading gives the same widths), and a proportional
+    font's make its 10 px box a padded caret, not a block cursor: the suggestion starts at its middle."""
+    trail = CaretTrail()
+    trail.clear()
+    trail.report((300, 420, 10, H))  # the new window's first caret, elsewhere
+    x = 171
+    for advance in (9, 3, 12, 10, 4, 10, 11, 10):
+        x += advance
+        trail.changed(1)
+        trail.report((x - 5, Y, 10, H))
+    assert trail.late is None
+    shift = trail.shift()
+    assert shift.rect[0] + shift.dx == x
+
+
+def test_widths_read_as_on_time_are_dropped_when_the_client_turns_out_late():
+    """A late client whose first caret told nothing (GTK 3 after another application): its widths read as
+    an on-time client's stand over typed characters; its first BackSpace tells it is late, and from the
+    next rectangles on the suggestion starts where the next character goes."""
+    c = Client(CaretTrail(), 12, late=True, chars=10)
+    c.trail.clear()
+    c.trail.report((X0 + 500, Y + 80, 0, H))  # elsewhere
+    for _ in range(4):
+        c.key()
+    assert c.trail.late is None and c.trail.shift().dx == 1  # one character left, as before it is known
+    c.key(-1)
+    assert c.trail.late is True
+    for _ in range(3):
+        c.key()
+    assert c.drawn_at() == c.right()

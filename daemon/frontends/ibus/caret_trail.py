@@ -38,13 +38,19 @@ pixels right of the last rectangle's left edge the suggestion starts
 * **How far behind** the last rectangle is, is counted in characters: the
   changes since the one it tells, and one that has no rectangle yet counts
   too (a client on time but slower than the suggestion).
-* **One character's width** is learned from the client's own rectangles, once
-  it is known whether the client is late (the distance between two of them on
-  one line over the characters added or taken between them, the median of the
-  last few): exact for fixed-width fonts, the field's average otherwise.  It also tells a block cursor (as wide as a
-  character, in a field whose characters are all as wide) from a padded thin caret (wider or narrower, or
-  characters of different widths: Qt's 10 px box in a proportional font whose median is 10 px).  Until a
-  width is known nothing is moved (a wide rectangle is taken as a block, as before).
+* **One character's width** is learned from the client's own rectangles (the
+  distance between two of them on one line over the characters added or taken
+  between them, the median of the last few): exact for fixed-width fonts, the
+  field's average otherwise.  While it is not known whether the client is late,
+  they are read as an on-time client's (or a late one's, where it is assumed),
+  and what was measured so is dropped when the rectangles tell otherwise; over a
+  run of typed characters both readings give the same widths, so a client whose
+  rectangles never tell (a field's first caret on another line: Qt's on KWin
+  after another application) still has them.  The width also tells a block
+  cursor (as wide as a character, in a field whose characters are all as wide)
+  from a padded thin caret (wider or narrower, or characters of different
+  widths: Qt's 10 px box in a proportional font whose median is 10 px).  Until
+  a width is known nothing is moved (a wide rectangle is taken as a block).
 * Only changes on one line count: a line break, arrows, a click (an *anchor*)
   start the count again, and a rectangle on another line tells nothing of the
   width.  A rectangle of no height (Firefox's at focus) says nothing.
@@ -156,10 +162,10 @@ class CaretTrail:
             if first:
                 self._firsts[change] = rect
                 self._decide(change, rect)
-            late = self._late()
+            late = self._reading()
             tells = self._positions[change - 1] if first and late else self._positions[change]
             last, self._last = self._last, (rect, tells)
-            if last is None or late is None:  # what a rectangle tells is not known yet
+            if last is None:
                 return
             (lx, ly, _lw, _lh), ltells = last
             x, y, _w, h = rect
@@ -190,14 +196,15 @@ class CaretTrail:
         late = moved == then
         if late != self.late:
             log.debug("the client reports its caret %s", "a change late" if late else "on time")
-            if self._late() is not None and self._late() != late:
+            if self._reading() != late:
                 self._widths.clear()  # measured on the wrong assumption,
                 self._last = None  # and so was what the last rectangle told
             self.late = late
 
-    def _late(self) -> Optional[bool]:
-        """Lock held: whether rectangles are read as a late client's (what is known, else what is assumed)."""
-        return self.late if self.late is not None else (True if self._assumed_late else None)
+    def _reading(self) -> bool:
+        """Lock held: whether rectangles are read as a late client's: what is known, else what is assumed
+        (a client that said it had no caret before its first key: late; any other: on time)."""
+        return self.late if self.late is not None else self._assumed_late
 
     def shift(self) -> Optional[Shift]:
         """Where the suggestion starts against the last rectangle; None before any."""

@@ -149,10 +149,24 @@ def test_on_plasma_the_effect_draws_where_its_carets_say_the_next_character_goes
     rig.deliver("lo world")
     assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
     assert kwin.calls[-1] == ("Show", ("lo world",))
-    assert kwin.offsets[-1] == (True, 100 + 12 * 7, 40, 1)  # right after the thin caret KWin reported
+    assert kwin.offsets[-1] == (True, 100 + 12 * 7, 40, 1, 0.0)  # right after the thin caret KWin reported
     assert out.aux == "" and out.preedit == ""  # not the popup, not the preedit
     assert press(engine, TAB) is True
     assert out.committed == ["lo world"]
+
+
+def test_in_a_fixed_width_field_the_effect_hears_its_characters_advance(plasma):
+    """Eight characters in a row as wide (a terminal, an editor, a page's textarea): the effect is told how
+    wide, to draw the suggestion in a fixed-width font as wide; the advance may be fractional."""
+    rig, kwin, engine, out = plasma
+    for i, ch in enumerate("Say hello, w"):
+        type_text(engine, ch)
+        kwin.caret(round(100 + 9.5 * (i + 1)), 40, 0, 18)
+        assert wait_until(lambda: (engine.trail.shift() or Nothing).rect[0] == round(100 + 9.5 * (i + 1)))
+    rig.deliver("orld")
+    assert wait_until(lambda: rig.frontend.shell.drawn("orld"))
+    known, x, _y, _dx, advance = kwin.offsets[-1]
+    assert known and x == round(100 + 9.5 * 12) and abs(advance - 9.5) <= 0.25
 
 
 def test_where_kwins_caret_is_stale_the_popup_shows_the_suggestion_until_kwin_knows_the_caret_again(plasma):

@@ -56,7 +56,7 @@ def test_the_effect_draws_nothing_while_the_screen_is_locked():
                      EFFECT)
 
 
-CPP_TYPES = {"QString": "s", "uint": "u", "int": "i", "bool": "b", "QStringList": "as"}
+CPP_TYPES = {"QString": "s", "uint": "u", "int": "i", "bool": "b", "double": "d", "QStringList": "as"}
 
 
 def effect_members(header: str) -> dict[str, tuple[str, str]]:

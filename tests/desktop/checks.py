@@ -588,6 +588,41 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False, scale
     return inl
 
 
+#: A fixed-width field: how far a word of the suggestion may begin from where the same word begins once Tab
+#: inserted it, counted from the second word (the caret Tab moved away touches the first): sub-pixel
+#: rounding; a proportional font is off by many pixels a word ("tor that allows users to" is 288 px in
+#: DejaVu Sans Mono at 20 px, 208 in DejaVu Sans).
+MONO_SLACK_PX = 3
+
+
+def words_apart(ghost: list[int], typed: list[int], words: int) -> list[int]:
+    """How far each word of the suggestion (from the third on) stands from where it stands typed, both
+    counted from the second word's start."""
+    return [(g - ghost[1]) - (t - typed[1]) for g, t in zip(ghost[2:words], typed[2:words])]
+
+
+def check_as_wide_as_the_field(results: dict, app: str) -> None:
+    """In a field whose font is fixed-width, the suggestion is drawn in one as wide: each of its words begins
+    where the same word begins once Tab inserted it (read from the screenshots, the field without the
+    suggestion against each; within the box of both, so a caret beside either changes nothing)."""
+    inl = check_inline_at_the_caret(results, app)
+    res = _scenario(results, app)
+    x, shots = inserted(res), res.get("shots", {})
+    (gx0, gy0, gx1, gy1), (tx0, ty0, tx1, ty1) = inl["ghost"][1], inl["inserted"][1]
+    box, words = [min(gx0, tx0), min(gy0, ty0), max(gx1, tx1), max(gy1, ty1)], len(x.split())
+    esc, shown, tab = (screen_text.local(shots.get(k), results) for k in ("3-esc", "6-before-tab", "7-tab"))
+    # a character's width from the narrower of the two (after Tab a new suggestion may show beside X)
+    char = min(gx1 - gx0, tx1 - tx0) / max(len(x), 1)
+    ghost, typed = (screen_text.word_starts(esc, png, box, char) for png in (shown, tab))
+    where = f"see {shots.get('6-before-tab')} and {shots.get('7-tab')}"
+    assert words >= 3 and len(ghost) >= words and len(typed) >= words, \
+        f"{app}: {x!r} has {words} words; read off the screen: the suggestion's begin at {ghost}, typed at {typed}; {where}"
+    apart = words_apart(ghost, typed, words)
+    assert all(abs(d) <= MONO_SLACK_PX for d in apart), (
+        f"{app}: the suggestion's words begin {apart} px from where the same words begin typed (from the third "
+        f"on, counted from the second): its characters are not as wide as the field's; {where}")
+
+
 #: What the screen of a session must be (its monitors as DisplayConfig reported them after the session set
 #: them): the scale of every monitor, and how many there are.
 SCREENS = {"gnome-hidpi": (2.0, 1), "gnome-frac": (1.5, 1)}

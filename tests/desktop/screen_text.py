@@ -71,8 +71,9 @@ def reads_as(ocr: str, expected: str) -> tuple[float, int]:
 #: text read off the screen is held against the text Tab inserted: nothing else may differ.
 CONFUSIONS = ("lI1|", "O0")
 #: What a caret right before the suggestion reads as when the region read takes it in (a thin caret's line;
-#: "." its lower end, seen beside kwrite's caret on KWin).
-CARET_GLYPHS = set("lI1|i![.")
+#: "." its lower end, seen beside kwrite's caret on KWin; "j" GTK 4's caret on KWin touching a fixed-width
+#: "t", whose cell starts right at the caret).
+CARET_GLYPHS = set("lI1|i![.j")
 
 
 def _fold(s: str) -> str:
@@ -156,6 +157,25 @@ def changed_box(a: pathlib.Path, b: pathlib.Path, box: list[int]) -> list[int] |
     """The box (x0, y0, x1, y1) of the pixels that differ clearly between two screenshots within ``box``."""
     inside = _changed(a, b, tuple(box)).getbbox()
     return None if inside is None else [box[0] + inside[0], box[1] + inside[1], box[0] + inside[2], box[1] + inside[3]]
+
+
+def word_starts(a: pathlib.Path, b: pathlib.Path, box: list[int], char: float) -> list[int]:
+    """Where each word of the text drawn between two screenshots begins (x of its first changed column within
+    ``box``): words are runs of changed columns apart by at least 0.8 of a character's width ``char``, which a
+    space leaves and the gap between two letters of a fixed-width font does not."""
+    changed = _changed(a, b, tuple(box))
+    width, height = changed.size
+    px = changed.load()
+    ink = [any(px[x, y] for y in range(height)) for x in range(width)]
+    gap, starts, blank = max(3.0, 0.8 * char), [], None
+    for x, inked in enumerate(ink):
+        if inked:
+            if blank is None or blank >= gap:
+                starts.append(box[0] + x)
+            blank = 0
+        elif blank is not None:
+            blank += 1
+    return starts
 
 
 def _changed(a: pathlib.Path, b: pathlib.Path, box: tuple[int, int, int, int] | None = None) -> Image.Image:

@@ -75,6 +75,9 @@ PASSWORD_CASES = [(d, a) for d in PASSWORD for a in PASSWORD[d]]
 INLINE = ("gnome", "kde")
 #: Grey text at the caret instead of IBus's popup.
 INLINE_CASES = [(d, a) for d in INLINE for a in NORMAL[d]] + [(d, a) for d in DARK for a in DARK[d]]
+#: Fields in a fixed-width font (the tier's page sets DejaVu Sans Mono; the editors' and terminals' default).
+MONOSPACE = ("gnome-text-editor", "mousepad", "kwrite", "firefox", "chromium", "kgx")
+MONOSPACE_CASES = [(d, a) for d, a in INLINE_CASES if a in MONOSPACE]
 #: Without the extension or the effect: IBus's popup.
 POPUP = ("gnome-popup", "kde-popup")
 JUMP_CASES = [(d, a) for d in JUMP for a in JUMP[d]]
@@ -154,6 +157,11 @@ def test_the_engine_registers_inside_gnomes_activation_window(desktops, desktop)
 @pytest.mark.parametrize("desktop, app", INLINE_CASES)
 def test_grey_text_on_the_carets_line_starting_where_tab_inserts_it(desktops, desktop, app):
     checks.check_inline_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app, dark=desktop in DARK)
+
+
+@pytest.mark.parametrize("desktop, app", MONOSPACE_CASES)
+def test_in_a_fixed_width_field_the_suggestions_characters_are_as_wide_as_the_typed_ones(desktops, desktop, app):
+    checks.check_as_wide_as_the_field(desktops(desktop, SCENARIOS[desktop]), app)
 
 
 @pytest.mark.parametrize("desktop, app", SCREEN_CASES)

@@ -19,6 +19,11 @@ KINDS = {
 }
 
 
+def at(shift: Shift):
+    """Where a shift places the suggestion, whatever it says of the font."""
+    return shift.rect, shift.dx
+
+
 class Client:
     """A field on one line whose characters are ``width`` px wide, holding ``chars`` of them before the
     caret; ``late``: after each change it first reports the caret as it was before that change
@@ -76,7 +81,7 @@ def test_a_late_client_is_learned_at_its_first_key_in_a_field_that_said_where_it
     assert c.trail.shift() == Shift(c.rect(0), 1)  # no width seen yet: the rectangle as it is
     for _ in range(5):
         c.key()
-        assert c.trail.shift() == Shift(c.rect(c.chars - 1), 12 + 1)
+        assert at(c.trail.shift()) == (c.rect(c.chars - 1), 12 + 1)
         assert c.drawn_at() == c.right()
 
 
@@ -160,7 +165,7 @@ def test_after_a_commit_the_late_rectangle_is_moved_and_the_right_one_stands():
     c.trail.report(c.rect(c.before))  # Firefox: the rectangle before the commit first
     assert c.drawn_at() == c.right()
     c.trail.report(c.rect(c.chars))  # then the right one
-    assert c.trail.shift() == Shift(c.rect(c.chars), 1)
+    assert at(c.trail.shift()) == (c.rect(c.chars), 1)
 
 
 def test_nothing_is_moved_before_anything_is_known_or_after_a_line_break():
@@ -210,6 +215,8 @@ def test_once_known_the_suggestion_starts_where_the_next_character_goes(width, l
         assert c.trail.late in (None, late)
         if c.trail.late is not None and c.trail._widths and c.trail._last is not None:
             assert c.drawn_at() == c.right()
+        shift = c.trail.shift()
+        assert shift is None or shift.advance in (0.0, width)  # every character of this field is as wide
 
 
 def test_qts_box_after_the_last_applications_caret_is_learned_at_the_first_key_and_drawn_at_its_middle():
@@ -277,3 +284,60 @@ def test_widths_read_as_on_time_are_dropped_when_the_client_turns_out_late():
     for _ in range(3):
         c.key()
     assert c.drawn_at() == c.right()
+
+
+def test_a_fixed_width_field_gives_its_advance_and_a_proportional_one_none():
+    """Four widths alike (within a pixel) tell a fixed-width font: its advance is their mean, fractional
+    where the font's is (DejaVu Sans Mono at 20 px: 12.04 px, steps of 12 and 13 px); Qt's proportional
+    advances give none, nor do too few keys."""
+    mono = CaretTrail()
+    mono.clear()
+    mono.report((100, Y, 0, H))
+    for n in range(1, 30):
+        mono.changed(1)
+        mono.report((round(100 + n * 12.04), Y, 0, H))
+        assert (mono.shift().advance == 0.0) == (n < 8)  # from the eighth width on
+    assert abs(mono.shift().advance - 12.04) < 0.2
+    qt = CaretTrail()
+    qt.clear()
+    qt.report((171, Y, 10, H))
+    x = 176
+    for advance in (9, 3, 12, 10, 4, 10, 11, 10):
+        x += advance
+        qt.changed(1)
+        qt.report((x - 5, Y, 10, H))
+    assert qt.shift().advance == 0.0
+
+
+def _typed(trail: CaretTrail, advances: list[float], late_pairs: tuple[int, ...] = ()) -> list[float]:
+    """Types characters of these advances into a field on one line (a thin caret, on time; at each of
+    ``late_pairs`` a rectangle comes only after the next key, as KWin passes some on); the advance the
+    trail gives after each key."""
+    trail.clear()
+    x = 100.0
+    trail.report((100, Y, 0, H))
+    seen = []
+    for i, a in enumerate(advances):
+        x += a
+        trail.changed(1)
+        if i not in late_pairs and i - 1 not in late_pairs:
+            trail.report((round(x), Y, 0, H))
+        elif i - 1 in late_pairs:  # the one held back, then this one
+            trail.report((round(x - a), Y, 0, H))
+            trail.report((round(x), Y, 0, H))
+        seen.append(trail.shift().advance if trail.shift() else 0.0)
+    return seen
+
+
+def test_english_in_a_proportional_font_is_never_taken_for_a_fixed_width_one():
+    """DejaVu Sans at 13 px (the fonts the desktop tier's applications use): its spaces and narrow and wide
+    letters keep every window of sixteen widths from looking alike; DejaVu Sans Mono gives its advance from
+    the ninth character, also with two of KWin's late rectangles among them."""
+    from PIL import ImageFont
+    text = ("Vim is a highly configurable text editor that allows users to create and change any kind of "
+            "text very efficiently. It is included as vi with most UNIX systems and with Apple OS X.")
+    sans = ImageFont.truetype("DejaVuSans.ttf", 13)
+    mono = ImageFont.truetype("DejaVuSansMono.ttf", 13)
+    assert set(_typed(CaretTrail(), [sans.getlength(c) for c in text])) == {0.0}
+    fixed = _typed(CaretTrail(), [mono.getlength(c) for c in text], late_pairs=(20, 40))
+    assert set(fixed[:7]) == {0.0} and all(abs(a - mono.getlength("M")) < 0.3 for a in fixed[9:])

@@ -37,6 +37,7 @@ def test_the_screens_text_must_be_the_inserted_text_but_for_listed_confusions():
     assert same_text("tor that allows users to", x)
     assert same_text("ltor that allows users to", x)  # the caret before it
     assert same_text(". tor that allows users to", x)  # its lower end (kwrite on KWin)
+    assert same_text("jtor that allows users to", x)  # GTK 4's on KWin, touching a fixed-width "t"
     assert not same_text(". . tor that allows users to", x)  # one caret, no more
     assert same_text("tor that aIIows users to", x) and same_text("0K l0", "OK 10")
     assert same_text("kor that allows users to", x)  # the first character, which the caret touches
@@ -197,3 +198,35 @@ def test_case_changed_names_where_the_keys_came_out_in_another_case():
     assert "from character 3 on" in said  # CI's kde-popup kwrite, stop 49
     assert case_changed("Vim is a hihgly configurable text edi!", typed) == ""  # keys reordered: not a case
     assert case_changed("Vim is", typed) == ""  # keys lost
+
+
+def test_word_starts_tell_a_ghost_as_wide_as_the_field_from_one_in_a_proportional_font(tmp_path):
+    """The fixed-width check on drawn text: the same words in DejaVu Sans Mono begin where the typed ones
+    do (a caret after the typed text changes nothing); in DejaVu Sans they drift by many pixels."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from tests.desktop import screen_text
+    from tests.desktop.checks import MONO_SLACK_PX, words_apart
+    text = "tor that allows users to"
+    mono, sans = ImageFont.truetype("DejaVuSansMono.ttf", 20), ImageFont.truetype("DejaVuSans.ttf", 17)
+
+    def shot(name, font, ink, caret=False):
+        img = Image.new("RGB", (700, 60), "white")
+        draw = ImageDraw.Draw(img)
+        draw.text((40, 15), text, font=font, fill=ink)
+        if caret:
+            draw.line([(41 + font.getlength(text) + 2, 12), (41 + font.getlength(text) + 2, 40)], fill="black")
+        img.save(tmp_path / name)
+        return tmp_path / name
+
+    esc = tmp_path / "esc.png"
+    Image.new("RGB", (700, 60), "white").save(esc)
+    typed = shot("tab.png", mono, "black", caret=True)
+    char = mono.getlength(text) / len(text)
+    box = [0, 0, 700, 60]
+    at_typed = screen_text.word_starts(esc, typed, box, char)
+    assert len(at_typed) == 5
+    same = screen_text.word_starts(esc, shot("mono.png", mono, (140, 140, 140)), box, char)
+    assert all(abs(d) <= MONO_SLACK_PX for d in words_apart(same, at_typed, 5))
+    other = screen_text.word_starts(esc, shot("sans.png", sans, (140, 140, 140)), box, char)
+    assert len(other) < 5 or max(abs(d) for d in words_apart(other, at_typed, 5)) > 3 * MONO_SLACK_PX

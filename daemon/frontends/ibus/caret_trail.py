@@ -51,6 +51,9 @@ pixels right of the last rectangle's left edge the suggestion starts
   from a padded thin caret (wider or narrower, or characters of different
   widths: Qt's 10 px box in a proportional font whose median is 10 px).  Until
   a width is known nothing is moved (a wide rectangle is taken as a block).
+* **A fixed-width font** shows in those widths: once eight in a row are as wide
+  (within a pixel), the suggestion is drawn in one too, as wide
+  (:attr:`Shift.advance`), until the field changes.
 * Only changes on one line count: a line break, arrows, a click (an *anchor*)
   start the count again, and a rectangle on another line tells nothing of the
   width.  A rectangle of no height (Firefox's at focus) says nothing.
@@ -83,13 +86,24 @@ Rect = tuple[int, int, int, int]  #: x, y, width, height as the client reports i
 THIN = 2
 
 
+#: A fixed-width font: MONO_SAMPLES widths in a row all within a pixel of each other (English in a
+#: proportional font has a space, half as wide, or a narrow or wide letter (t, i, r, l, m, w) among any
+#: eight); then the field's advance is the mean of the last MONO_WIDTHS widths within a pixel of it (a
+#: rectangle KWin passed on after the next key gives two widths off, one twice and one half as wide).
+MONO_WIDTHS = 16
+MONO_SAMPLES = 8
+
+
 @dataclass(frozen=True)
 class Shift:
     """The suggestion starts ``dx`` pixels right of the left edge of ``rect`` (the rectangle it was
-    measured from; any other rectangle says nothing of it)."""
+    measured from; any other rectangle says nothing of it).  ``advance``: every character of the field
+    is this many pixels wide (a fixed-width font), so the suggestion's should be; 0: they differ, or too
+    few were seen to tell."""
 
     rect: Rect
     dx: int
+    advance: float = 0.0
 
 
 class CaretTrail:
@@ -105,6 +119,8 @@ class CaretTrail:
         self._assumed_late = False
         self._blind = False  #: the client said, before a new field's first key, that it has no caret yet
         self._widths: collections.deque[float] = collections.deque(maxlen=WIDTHS)
+        self._advances: collections.deque[float] = collections.deque(maxlen=MONO_WIDTHS)  # the same, longer
+        self._fixed = 0.0  #: the field's font is fixed-width, its characters about this wide (0: not known to be)
         self._positions = [0]
         self._reports_since_change = 0
         self._firsts: dict[int, Rect] = {}  # change number -> its first rectangle (0: at a new field)
@@ -117,6 +133,8 @@ class CaretTrail:
             self.late = None
             self._assumed_late = self._blind = False
             self._widths.clear()
+            self._advances.clear()
+            self._fixed = 0.0
             self._anchor()
             self._new_field = True
 
@@ -173,6 +191,10 @@ class CaretTrail:
                 width = (x - lx) / (tells - ltells)
                 if 0 < width <= MAX_WIDTH_OF_CARET * max(h, 1):
                     self._widths.append(width)
+                    self._advances.append(width)
+                    last = list(self._advances)[-MONO_SAMPLES:]
+                    if not self._fixed and len(last) == MONO_SAMPLES and max(last) - min(last) <= 1:
+                        self._fixed = statistics.fmean(last)
 
     def _decide(self, change: int, rect: Rect) -> None:
         """Whether the client is late, where this change's first rectangle tells
@@ -213,15 +235,25 @@ class CaretTrail:
                 return None
             rect, tells = self._last
             width = statistics.median(self._widths) if self._widths else None
+            alike = bool(self._widths) and max(self._widths) - min(self._widths) <= 1
             _x, _y, w, _h = rect
             if w <= THIN:
                 start = w + 1
-            elif width is None or (abs(w - width) <= 1 and max(self._widths) - min(self._widths) <= 1):
+            elif width is None or (abs(w - width) <= 1 and alike):
                 start = 0  # a block cursor: the next character's cell (a terminal's cells are all alike)
             else:
                 start = w // 2  # a thin caret padded on both sides (Qt's line edit)
             behind = self._positions[-1] - tells if width is not None else 0
-            return Shift(rect, start + round(behind * (width or 0)))
+            return Shift(rect, start + round(behind * (width or 0)), self._advance())
+
+    def _advance(self) -> float:
+        """Lock held: how wide every character of the field is, where its font is fixed-width (0: not known).
+        Kept when the client turns out late: over typed characters either reading measures the same widths,
+        and the few a BackSpace makes wrong are more than a pixel off."""
+        if not self._fixed:
+            return 0.0
+        core = [v for v in self._advances if abs(v - self._fixed) <= 1] or [self._fixed]
+        return round(statistics.fmean(core), 2)  # the mean: the advance may be fractional (12.04 px: 12s and 13s)
 
 
 def _sign(v: float) -> int:

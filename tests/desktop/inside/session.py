@@ -259,6 +259,28 @@ def _turned_dark(a, b, changed) -> int:
     return dark
 
 
+def one_line(regions: list[tuple[int, list]], cell: int = CELL) -> tuple[int, list] | None:
+    """The largest region with the others on its line that follow or precede it within two cells: one text
+    drawn apart at its word spaces (a fixed-width font's space and its letters' bearings leave 16 px and more,
+    a whole empty cell, between "allows" and "users" at 20 px)."""
+    if not regions:
+        return None
+    (n, box), rest = regions[0], list(regions[1:])
+    grown = True
+    while grown:
+        grown = False
+        for other in rest:
+            m, (x0, y0, x1, y1) = other
+            overlap = min(y1, box[3]) - max(y0, box[1])
+            gap = max(x0 - box[2], box[0] - x1)
+            if overlap >= min(y1 - y0, box[3] - box[1]) / 2 and gap <= 2 * cell:
+                n, box = n + m, [min(x0, box[0]), min(y0, box[1]), max(x1, box[2]), max(y1, box[3])]
+                rest.remove(other)
+                grown = True
+                break
+    return n, box
+
+
 def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = CELL) -> dict:
     """The suggestion drawn inline, against the text Tab inserted: ``esc`` is the field without the
     suggestion, ``shown`` the same field while it shows, ``tab`` the screen right after Tab. The largest
@@ -269,8 +291,8 @@ def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = 
         a, b, c = (Image.open(p).convert("RGB") for p in (esc, shown, tab))
     except OSError:
         return {}
-    ghost = (diff_regions(esc, shown, mask, cell) or [None])[0]
-    typed = (diff_regions(esc, tab, mask, cell) or [None])[0]
+    ghost = one_line(diff_regions(esc, shown, mask, cell), cell)
+    typed = one_line(diff_regions(esc, tab, mask, cell), cell)
     if ghost is None or typed is None:
         return {"ghost": ghost, "inserted": typed}
     m_shown, m_tab = _diff_mask(esc, shown, mask), _diff_mask(esc, tab, mask)
@@ -927,10 +949,11 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     time.sleep(0.8)
     s5 = shot("5-esc")
     res["diff_model"] = diff_pixels(s4, s5, desk.MASK)
-    # where it was drawn: the largest place where 4-model and 5-esc differ (a caret blinking is smaller);
+    # where it was drawn: the largest place where 4-model and 5-esc differ (a caret blinking is smaller), with
+    # the rest of its line;
     # where the caret is: 3-esc and 5-esc differ by the phrase's last character and the caret's move (and
     # whatever shows the caret's column, e.g. a status bar)
-    res["suggestion_region"] = (diff_regions(s4, s5, desk.MASK, desk.CELL) or [None])[0]
+    res["suggestion_region"] = one_line(diff_regions(s4, s5, desk.MASK, desk.CELL), desk.CELL)
     res["caret_regions"] = diff_regions(s3, s5, desk.MASK, desk.CELL)
     # e: as a user does: BackSpace (a fresh suggestion from the model), then type along it (its
     # next two characters, the phrase's last two: the engine advances it), then Tab accepts it, then "!".
@@ -992,7 +1015,8 @@ def scenario_user(desk, app: App, res: dict) -> None:
     time.sleep(0.4)
     s2 = shot("2-tab")
     # where Tab changed the screen: the suggestion became text (inline), or a popup went or changed
-    res["suggestion_regions"] = diff_regions(s1, s2, desk.MASK, desk.CELL)[:4]
+    changed = diff_regions(s1, s2, desk.MASK, desk.CELL)  # the text's line first: apart at its spaces
+    res["suggestion_regions"] = ([one_line(changed, desk.CELL)] if changed else []) + changed[:4]
     desk.type("!")
     time.sleep(0.8)
     if app.readback == "page":
@@ -1021,7 +1045,7 @@ def see_and_dismiss(desk, app: App, res: dict, shot: Callable[[str], str]) -> No
     time.sleep(0.8)
     esc = shot("6-more-esc")
     time.sleep(1.5)
-    res["more_suggestion"] = (diff_regions(shown, esc, desk.MASK, desk.CELL) or [None])[0]
+    res["more_suggestion"] = one_line(diff_regions(shown, esc, desk.MASK, desk.CELL), desk.CELL)
     res["more_typed"] = diff_regions(before, esc, desk.MASK, desk.CELL)[:8]
     res["diff_more_later"] = diff_pixels(esc, shot("7-more-later"), desk.MASK)
 
@@ -1138,7 +1162,7 @@ GHOST = ("org.freedesktop.IBus.GhostType.Shell", "/org/freedesktop/IBus/GhostTyp
          "org.freedesktop.IBus.GhostType.Shell")
 #: What another program of the user calls on the plug-in while a suggestion shows (it must be refused).
 FOREIGN_CALLS = (("Hide", None), ("Show", ("(s)", ("PLANTED BY ANOTHER PROGRAM",))),
-                 ("Offset", ("(biii)", (True, 0, 0, 300))), ("Register", None), ("Watch", None))
+                 ("Offset", ("(biiid)", (True, 0, 0, 300, 0.0))), ("Register", None), ("Watch", None))
 
 
 def foreign(bus, method: str, args) -> str:

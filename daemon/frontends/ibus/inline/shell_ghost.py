@@ -306,8 +306,8 @@ class ShellGhost:
 
     def _offset(self, conn: DBusConnection, unique: str, shift: Optional[Shift]) -> None:
         """Send ``Offset`` (its answer is not awaited: it is not the ``Show`` answered for)."""
-        known, x, y, dx = (True, shift.rect[0], shift.rect[1], shift.dx) if shift is not None else (False, 0, 0, 0)
-        self._send(conn, new_method_call(_plugin(unique), "Offset", SPEC.methods["Offset"].inputs, (known, x, y, dx)),
+        args = (True, *shift.rect[:2], shift.dx, shift.advance) if shift is not None else (False, 0, 0, 0, 0.0)
+        self._send(conn, new_method_call(_plugin(unique), "Offset", SPEC.methods["Offset"].inputs, args),
                    next(conn.outgoing_serial))
 
     def hide(self) -> None:

@@ -39,7 +39,7 @@
 // the focused window, of the overview and of the session mode; none while
 // GNOME Shell's own field has the keys.  Never a title.
 //
-// Offset(known, x, y, dx) comes before each Show: applications mean different
+// Offset(known, x, y, dx, advance) comes before each Show: applications mean different
 // things by their caret rectangle (a thin caret; Qt's line edit a 10 px box
 // centred on it; a terminal's block cursor) and some report it one change late
 // (Firefox, GTK 3).  The engine, which counts what was typed and learns the
@@ -47,6 +47,8 @@
 // character goes: dx pixels right of the rectangle's left edge, while GNOME
 // Shell's caret is the rectangle at (x, y) the engine measured from.  Any other
 // caret (or known false) is taken as before: after a thin caret, into a block.
+// advance > 0: the field's characters are all that wide (a fixed-width font),
+// so the text is drawn in the monospace font, spaced to that width.
 
 import Clutter from 'gi://Clutter';
 import Gio from 'gi://Gio';
@@ -160,7 +162,8 @@ class InlineGhost {
         // the caret in stage coordinates, as GNOME Shell places its popup (updated below); null: not
         // reported since the focused window changed (another window's caret says nothing about this one)
         this._caret = null;
-        // {x, y, dx}: start dx px right of the caret's left edge while it is the rectangle at (x, y) (see Offset)
+        // {x, y, dx, advance}: start dx px right of the caret's left edge while it is the rectangle at (x, y);
+        // advance > 0: each character that wide, in the monospace font (see Offset)
         this._offset = null;
         this._label = new St.Label({reactive: false, visible: false});
         // cut by _place (the characters that fit in full, then an ellipsis), never by Pango: what is drawn is the
@@ -237,8 +240,8 @@ class InlineGhost {
         return chars;
     }
 
-    offset(known, x, y, dx) {
-        this._offset = known ? {x, y, dx} : null;
+    offset(known, x, y, dx, advance) {
+        this._offset = known ? {x, y, dx, advance: Number.isFinite(advance) && advance > 0 ? advance : 0} : null;
         this._placeAgain();
     }
 
@@ -288,7 +291,15 @@ class InlineGhost {
         if (room < MIN_ROOM_PX)
             return 0;
         const scale = St.ThemeContext.get_for_stage(global.stage).scale_factor;
-        const style = `font-size: ${Math.max(6, Math.round(h * TEXT_OF_CARET / scale))}px; color: ${GREY};`;
+        let style = `font-size: ${Math.max(6, Math.round(h * TEXT_OF_CARET / scale))}px; color: ${GREY};`;
+        const advance = off && off.advance < 4 * h ? off.advance : 0;
+        if (advance > 0) { // the field's fixed-width font: the monospace one, each character as wide as the field's
+            const natural = this._advance(style);
+            // as large as the field's (its advance over the size's), within the line; spaced for what is left
+            const size = Math.max(6, Math.min(h / scale, Math.round(h * TEXT_OF_CARET / scale) * advance / natural));
+            style = `font-size: ${size.toFixed(2)}px; font-family: monospace; color: ${GREY};`;
+            style += ` letter-spacing: ${((advance - this._advance(style)) / scale).toFixed(3)}px;`;
+        }
         this._label.set_style(style);
         this._measure.set_style(style);
         this._label.text = this._text;
@@ -306,6 +317,15 @@ class InlineGhost {
         this._label.get_parent().set_child_above_sibling(this._label, null);
         this._label.show();
         return chars;
+    }
+
+    // One character's advance in the monospace font at the size ``style`` gives (stage pixels).
+    _advance(style) {
+        this._measure.set_style(`${style} font-family: monospace;`);
+        this._measure.text = 'M'.repeat(10);
+        const width = this._measure.get_preferred_width(-1)[1] / 10;
+        this._measure.text = '';
+        return width;
     }
 
     // How many leading characters fit in full before an ellipsis within ``room`` pixels.
@@ -464,10 +484,10 @@ export default class GhostTypeExtension extends Extension {
         invocation.return_value(new GLib.Variant('(bu)', [chars > 0, chars]));
     }
 
-    OffsetAsync([known, x, y, dx], invocation) {
+    OffsetAsync([known, x, y, dx, advance], invocation) {
         if (!this._fromEngine(invocation))
             return;
-        this._ghost.offset(known, x, y, dx);
+        this._ghost.offset(known, x, y, dx, advance);
         invocation.return_value(new GLib.Variant('()', []));
     }
 

@@ -184,10 +184,10 @@ bool GhostService::Show(const QString &text, uint &chars)
     return chars > 0;
 }
 
-void GhostService::Offset(bool known, int x, int y, int dx)
+void GhostService::Offset(bool known, int x, int y, int dx, double advance)
 {
     if (fromEngine()) {
-        m_effect->offset(known, x, y, dx);
+        m_effect->offset(known, x, y, dx, advance);
     }
 }
 
@@ -367,9 +367,9 @@ uint GhostEffect::show(const QString &text)
     return m_placed ? m_placed->chars : 0;
 }
 
-void GhostEffect::offset(bool known, int x, int y, int dx)
+void GhostEffect::offset(bool known, int x, int y, int dx, double advance)
 {
-    m_offset = known ? std::optional<Shift>(Shift{x, y, dx}) : std::nullopt;
+    m_offset = known ? std::optional<Shift>(Shift{x, y, dx, std::isfinite(advance) ? advance : 0.0}) : std::nullopt;
     if (!m_text.isEmpty()) {
         refit();
     }
@@ -446,8 +446,16 @@ std::optional<GhostEffect::Placed> GhostEffect::place() const
         return std::nullopt;
     }
     Placed placed;
-    placed.font = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
+    // a field in a fixed-width font: the system's, each character as wide as the field's (the engine measured it)
+    const qreal advance = m_offset && m_offset->advance > 0 && m_offset->advance < 4 * h ? m_offset->advance : 0;
+    placed.font = QFontDatabase::systemFont(advance > 0 ? QFontDatabase::FixedFont : QFontDatabase::GeneralFont);
     placed.font.setPixelSize(std::max(6, int(std::lround(h * s_textOfCaret))));
+    if (advance > 0) {
+        // as large as the field's (its advance over the size's), within the line; spaced for what is left
+        const qreal natural = QFontMetricsF(placed.font).horizontalAdvance(QLatin1Char('M'));
+        placed.font.setPixelSize(std::max(6, int(std::lround(std::min(h, placed.font.pixelSize() * advance / natural)))));
+        placed.font.setLetterSpacing(QFont::AbsoluteSpacing, advance - QFontMetricsF(placed.font).horizontalAdvance(QLatin1Char('M')));
+    }
     const QFontMetricsF metrics(placed.font);
     const QList<uint> chars = m_text.toUcs4();
     if (metrics.horizontalAdvance(m_text) <= room) {

@@ -19,8 +19,9 @@
 // refused (InvalidArgs) unmeasured.  Hidden (no arguments, sent to the engine alone) says the text
 // left the screen, whatever took it away (focus or caret moved, the screen locked, Hide, a refused
 // Show); Visible(chars), to the engine alone, that the text shown was placed again without a Show
-// (the caret moved, an Offset) and another number of its characters is visible in full.  Offset(known, x, y, dx): where the next character goes against the caret rectangle at
-// (x, y) (the engine learns it, see caret_trail.py).  Watch(): KWin gives an input method no caret on
+// (the caret moved, an Offset) and another number of its characters is visible in full.  Offset(known, x, y, dx, advance): where the next character goes against the caret rectangle at
+// (x, y), and how wide the field's characters all are where its font is fixed-width (0: not; drawn in the
+// system's fixed font, spaced to it) (the engine learns both, see caret_trail.py).  Watch(): KWin gives an input method no caret on
 // this route, so the engine hears the focused field's caret rectangle as the Caret signal, sent to it
 // alone.  The text is never logged or stored.
 #pragma once
@@ -70,7 +71,7 @@ public:
 public Q_SLOTS:
     Q_SCRIPTABLE void Register();
     Q_SCRIPTABLE bool Show(const QString &text, uint &chars);
-    Q_SCRIPTABLE void Offset(bool known, int x, int y, int dx);
+    Q_SCRIPTABLE void Offset(bool known, int x, int y, int dx, double advance);
     Q_SCRIPTABLE void Hide();
     Q_SCRIPTABLE void Watch();
 
@@ -116,7 +117,7 @@ public:
     uint show(const QString &text);
     //! KWin's caret for the focused field is behind the application's (see m_pending).
     bool caretStale() const;
-    void offset(bool known, int x, int y, int dx);
+    void offset(bool known, int x, int y, int dx, double advance);
     //! Takes the text off the screen (the engine hears Hidden when some was there).
     void hide();
     //! The caret as the engine hears it (Watch), or nothing without a focused field.
@@ -148,6 +149,7 @@ private:
     std::optional<QRect> m_caret; //!< the focused field's caret, logical (null: none reported for this window)
     struct Shift {
         int x, y, dx;
+        double advance; //!< > 0: the field's characters are all this wide (a fixed-width font)
     };
     std::optional<Shift> m_offset;
     // Since when the focused field's text input has committed state that KWin has not applied yet: a

@@ -219,6 +219,21 @@ def test_once_known_the_suggestion_starts_where_the_next_character_goes(width, l
         assert shift is None or shift.advance in (0.0, width)  # every character of this field is as wide
 
 
+#: A Qt line edit's advances in its proportional font (median 10 px: as wide as its caret box).
+QT_ADVANCES = (9, 3, 12, 10, 4, 10, 11, 10)
+
+
+def qt_types(trail: CaretTrail, x: int, holds=lambda: True) -> int:
+    """Qt's line edit with its caret at ``x`` gets the characters of QT_ADVANCES, reporting its 10 px box
+    centred on the caret after each (``holds`` after each); where the caret ends."""
+    for advance in QT_ADVANCES:
+        x += advance
+        trail.changed(1)
+        trail.report((x - 5, Y, 10, H))
+        assert holds()
+    return x
+
+
 def test_qts_box_after_the_last_applications_caret_is_learned_at_the_first_key_and_drawn_at_its_middle():
     """GNOME Shell repeats the last application's caret at each focus-in (a real rectangle, elsewhere);
     then Qt's line edit says its own (its 10 px box) before any key. The latest one before the first key is
@@ -227,13 +242,8 @@ def test_qts_box_after_the_last_applications_caret_is_learned_at_the_first_key_a
     trail = CaretTrail()
     trail.clear()
     trail.report((744, 124, 0, 18))  # the last application's caret
-    x = 171
-    trail.report((x - 5, Y, 10, H))  # Qt's own, at focus
-    for advance in (9, 3, 12, 10, 4, 10, 11, 10):
-        x += advance
-        trail.changed(1)
-        trail.report((x - 5, Y, 10, H))
-        assert trail.late is False
+    trail.report((171 - 5, Y, 10, H))  # Qt's own, at focus
+    x = qt_types(trail, 171, lambda: trail.late is False)
     shift = trail.shift()
     assert shift.rect[0] + shift.dx == x
 
@@ -259,11 +269,7 @@ def test_qts_box_whose_first_caret_tells_nothing_is_still_drawn_at_its_middle():
     trail = CaretTrail()
     trail.clear()
     trail.report((300, 420, 10, H))  # the new window's first caret, elsewhere
-    x = 171
-    for advance in (9, 3, 12, 10, 4, 10, 11, 10):
-        x += advance
-        trail.changed(1)
-        trail.report((x - 5, Y, 10, H))
+    x = qt_types(trail, 171)
     assert trail.late is None
     shift = trail.shift()
     assert shift.rect[0] + shift.dx == x
@@ -300,12 +306,8 @@ def test_a_fixed_width_field_gives_its_advance_and_a_proportional_one_none():
     assert abs(mono.shift().advance - 12.04) < 0.2
     qt = CaretTrail()
     qt.clear()
-    qt.report((171, Y, 10, H))
-    x = 176
-    for advance in (9, 3, 12, 10, 4, 10, 11, 10):
-        x += advance
-        qt.changed(1)
-        qt.report((x - 5, Y, 10, H))
+    qt.report((171 - 5, Y, 10, H))
+    qt_types(qt, 171)
     assert qt.shift().advance == 0.0
 
 

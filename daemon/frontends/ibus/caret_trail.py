@@ -192,9 +192,10 @@ class CaretTrail:
                 if 0 < width <= MAX_WIDTH_OF_CARET * max(h, 1):
                     self._widths.append(width)
                     self._advances.append(width)
-                    last = list(self._advances)[-MONO_SAMPLES:]
-                    if not self._fixed and len(last) == MONO_SAMPLES and max(last) - min(last) <= 1:
-                        self._fixed = statistics.fmean(last)
+                    if not self._fixed:
+                        last = list(self._advances)[-MONO_SAMPLES:]
+                        if len(last) == MONO_SAMPLES and max(last) - min(last) <= 1:
+                            self._fixed = statistics.fmean(last)
 
     def _decide(self, change: int, rect: Rect) -> None:
         """Whether the client is late, where this change's first rectangle tells

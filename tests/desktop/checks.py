@@ -439,7 +439,8 @@ def check_on_beside_an_application_off(results: dict, app: str) -> None:
 def check_user_session(results: dict, app: str) -> str:
     """The default config, typed as people type: every key arrived once and in order, and Tab, pressed as
     soon as the user had read the suggestion, inserted exactly the text the screen showed (read with OCR
-    where Tab changed the screen)."""
+    where Tab changed the screen: the text itself, as `check_screen_shows_what_tab_inserts` reads it, or 85%
+    of it in order with at most 6 characters more)."""
     xfail_where_the_desktop_lost_the_caret(results, app)  # nothing can be drawn at a caret never told
     res = _scenario(results, app)
     typed, text = res["typed"], field_text(res)
@@ -454,8 +455,8 @@ def check_user_session(results: dict, app: str) -> str:
     for _, box in regions:  # the inserted text's place, and a popup's where it stands apart
         seen = read_off_screen(results, res, "1-shown", box)
         share, extra = screen_text.reads_as(seen, x)
-        if share >= READ_MATCH and extra <= READ_EXTRA:
-            return seen
+        if screen_text.same_text(seen, x) or (share >= READ_MATCH and extra <= READ_EXTRA):
+            return seen  # the same text (a short one with the caret touching it: "ikor" for "tor"), or most of it
         read.append((box, seen))
     pytest.fail(f"{app}: Tab inserted {x!r}, but where it changed the screen {res['shots'].get('1-shown')} "
                 f"showed before: {read}")

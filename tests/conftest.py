@@ -26,7 +26,10 @@ from typing import Iterator
 import pytest
 from hypothesis import settings
 
-settings.register_profile("ghosttype", deadline=None)
+#: Property tests draw the same examples on every run (a red CI run is one anyone can repeat);
+#: ``pytest --hypothesis-profile=explore`` draws new ones each run, to look further.
+settings.register_profile("ghosttype", deadline=None, derandomize=True)
+settings.register_profile("explore", deadline=None)
 settings.load_profile("ghosttype")
 
 

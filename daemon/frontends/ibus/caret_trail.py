@@ -42,11 +42,12 @@ pixels right of the last rectangle's left edge the suggestion starts
   distance between two of them on one line over the characters added or taken
   between them, the median of the last few): exact for fixed-width fonts, the
   field's average otherwise.  While it is not known whether the client is late,
-  they are read as an on-time client's (or a late one's, where it is assumed),
-  and what was measured so is dropped when the rectangles tell otherwise; over a
-  run of typed characters both readings give the same widths, so a client whose
-  rectangles never tell (a field's first caret on another line: Qt's on KWin
-  after another application) still has them.  The width also tells a block
+  only two rectangles both readings count the same characters between are
+  measured (two keys' first rectangles, not a key's after the rectangle a commit
+  ended on: read the wrong way, five 5 px characters would measure 4 px), so a
+  client whose rectangles never tell (a field's first caret on another line:
+  Qt's on KWin after another application) still has widths over its typed
+  characters, and none has to be dropped when it is learned.  The width also tells a block
   cursor (as wide as a character, in a field whose characters are all as wide)
   from a padded thin caret (wider or narrower, or characters of different
   widths: Qt's 10 px box in a proportional font whose median is 10 px).  Until
@@ -124,7 +125,8 @@ class CaretTrail:
         self._positions = [0]
         self._reports_since_change = 0
         self._firsts: dict[int, Rect] = {}  # change number -> its first rectangle (0: at a new field)
-        self._last: Optional[tuple[Rect, int]] = None  # the last rectangle and the position it tells
+        #: the last rectangle and the position it tells if the client is late, and if it is on time
+        self._last: Optional[tuple[Rect, int, int]] = None
         self._new_field = True
 
     def clear(self) -> None:
@@ -180,12 +182,15 @@ class CaretTrail:
             if first:
                 self._firsts[change] = rect
                 self._decide(change, rect)
-            late = self._reading()
-            tells = self._positions[change - 1] if first and late else self._positions[change]
-            last, self._last = self._last, (rect, tells)
+            if_late = self._positions[change - 1] if first else self._positions[change]
+            if_on_time = self._positions[change]
+            last, self._last = self._last, (rect, if_late, if_on_time)
             if last is None:
                 return
-            (lx, ly, _lw, _lh), ltells = last
+            (lx, ly, _lw, _lh), lif_late, lif_on_time = last
+            if self.late is None and if_late - lif_late != if_on_time - lif_on_time:
+                return  # the two readings count other characters between them: no width until one is known
+            tells, ltells = (if_late, lif_late) if self._reading() else (if_on_time, lif_on_time)
             x, y, _w, h = rect
             if y == ly and tells != ltells and x != lx:
                 width = (x - lx) / (tells - ltells)
@@ -219,9 +224,8 @@ class CaretTrail:
         late = moved == then
         if late != self.late:
             log.debug("the client reports its caret %s", "a change late" if late else "on time")
-            if self._reading() != late:
-                self._widths.clear()  # measured on the wrong assumption,
-                self._last = None  # and so was what the last rectangle told
+            if self.late is not None:
+                self._widths.clear()  # measured on what the rectangles now contradict
             self.late = late
 
     def _reading(self) -> bool:
@@ -234,7 +238,8 @@ class CaretTrail:
         with self._lock:
             if self._last is None:
                 return None
-            rect, tells = self._last
+            rect, if_late, if_on_time = self._last
+            tells = if_late if self._reading() else if_on_time
             width = statistics.median(self._widths) if self._widths else None
             alike = bool(self._widths) and max(self._widths) - min(self._widths) <= 1
             _x, _y, w, _h = rect
@@ -249,8 +254,7 @@ class CaretTrail:
 
     def _advance(self) -> float:
         """Lock held: how wide every character of the field is, where its font is fixed-width (0: not known).
-        Kept when the client turns out late: over typed characters either reading measures the same widths,
-        and the few a BackSpace makes wrong are more than a pixel off."""
+        Kept when the client turns out late: what was measured before that was known, both readings agree on."""
         if not self._fixed:
             return 0.0
         core = [v for v in self._advances if abs(v - self._fixed) <= 1] or [self._fixed]

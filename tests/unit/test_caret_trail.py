@@ -116,6 +116,24 @@ def test_a_stale_caret_repeated_at_focus_is_no_reference_once_the_client_says_it
     assert c.drawn_at() == c.right()
 
 
+def test_a_named_application_that_said_nothing_at_focus_is_placed_as_late_only_where_it_is_geckos():
+    """LibreOffice Writer also says (0, y, 0, 0) at focus but is on time, and sends no rectangle after
+    BackSpace, so nothing it reports ever tells: named by the desktop, it is placed as on time from its
+    first keys, and after Tab's commit too; Thunderbird (Gecko) as late, like Firefox."""
+    writer = Client(CaretTrail(lambda: "soffice.bin"), 8, late=False, chars=0)
+    writer.focus(report=False)
+    for _ in range(5):
+        writer.key()
+        assert writer.trail.late is None and writer.drawn_at() == writer.right()
+    writer.key(24)  # Tab inserted the suggestion: one rectangle, where the caret now is
+    assert writer.drawn_at() == writer.right()
+    mail = Client(CaretTrail(lambda: "thunderbird"), 8, late=True, chars=0)
+    mail.focus(report=False)
+    for _ in range(5):
+        mail.key()
+    assert mail.trail.late is None and mail.drawn_at() == mail.right()
+
+
 def test_an_on_time_client_that_said_nothing_at_focus_is_drawn_right_once_its_rectangles_tell():
     """The price of the assumption: an on-time client without a caret at focus stands a character right
     until a BackSpace tells; from then on it is drawn right."""

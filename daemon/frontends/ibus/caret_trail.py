@@ -31,10 +31,14 @@ pixels right of the last rectangle's left edge the suggestion starts
   rectangle moved tells which (Firefox: after BackSpace its rectangle moves
   right).  Until then nothing is known to be late, but a field whose client
   said it had no caret before its first key (a rectangle of no size: Firefox
-  says (0, 0, 0, 0) at focus) is placed as a late one's: of the clients of the desktop tier on GNOME 51
-  and KWin 6.7 (GTK 3 and 4, Qt, VTE, Chromium, Firefox, kwrite) only Firefox
-  does that, and it is late; an on-time client that did would have its
-  suggestion a character right of the caret until its rectangles tell.
+  says (0, 0, 0, 0) at focus) is placed as a late one's where the client is
+  Gecko's (Firefox, Thunderbird) or the desktop did not name the application:
+  of the clients of the desktop tier on GNOME 51 and KWin 6.7 (GTK 3 and 4,
+  Qt, VTE, Chromium, Firefox, Thunderbird, kwrite, LibreOffice Writer) Firefox,
+  Thunderbird and Writer do that, and only Gecko's are late.  Writer sends no
+  rectangle after BackSpace, so nothing it reports ever tells; placed as a late
+  one it would stand a character right of its caret, and after a commit a whole
+  commit right.
 * **How far behind** the last rectangle is, is counted in characters: the
   changes since the one it tells, and one that has no rectangle yet counts
   too (a client on time but slower than the suggestion).
@@ -71,7 +75,7 @@ import logging
 import statistics
 import threading
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 #: Widths kept for the median, and the widest one believed (in caret heights: a
 #: jump wider than this is another line or another place, not one character).
@@ -85,6 +89,11 @@ Rect = tuple[int, int, int, int]  #: x, y, width, height as the client reports i
 
 #: A rectangle at most this wide is a thin caret: the suggestion starts a pixel after its right edge.
 THIN = 2
+
+#: The applications (the names the desktop's plug-in gives, lower case) whose text fields are Gecko's: late
+#: where they said they had no caret at focus (measured: tests/desktop/upstream.md).
+GECKO = ("firefox", "firefox-esr", "org.mozilla.firefox", "thunderbird", "org.mozilla.thunderbird",
+         "librewolf", "io.gitlab.librewolf-community", "waterfox", "floorp", "zen", "icecat")
 
 
 #: A fixed-width font: MONO_SAMPLES widths in a row all within a pixel of each other (English in a
@@ -113,7 +122,9 @@ class CaretTrail:
     :meth:`changed` for characters put before the caret (or taken away), :meth:`report`
     for each rectangle, and :meth:`shift` when drawing."""
 
-    def __init__(self) -> None:
+    def __init__(self, app: Callable[[], str] = lambda: "") -> None:
+        """``app``: the focused application's name as the desktop named it ("" where it named none)."""
+        self._app = app
         self._lock = threading.Lock()
         self.late: Optional[bool] = None  #: the client reports each change's first rectangle late
         #: placed as a late client until its rectangles tell: it reported no caret before its first key
@@ -210,8 +221,11 @@ class CaretTrail:
         rectangle).  Told only where the two differ."""
         before = self._firsts.get(change - 1)
         if before is None and change == 1 and self._new_field and self._blind and self.late is None:
-            self._assumed_late = True  # no caret before the first key (see the module docstring)
-            log.debug("the client said nothing of its caret before the first key: placed as a late one")
+            app = self._app()
+            # no caret before the first key (see the module docstring)
+            self._assumed_late = not app or app in GECKO
+            log.debug("the client said nothing of its caret before the first key: placed as %s one",
+                      "a late" if self._assumed_late else "an on-time")
         if before is None or before[1] != rect[1]:
             return
         now = _sign(self._positions[change] - self._positions[change - 1])

@@ -120,7 +120,7 @@ class Engine:
         self._drawn: Optional[Drawn] = None  #: told once ``_after_key`` is sent
         self._preedit_in_key = False  #: the preedit changed while the key was handled
         #: where the inline suggestion starts against the client's caret rectangle (late ones included)
-        self.trail = CaretTrail()
+        self.trail = CaretTrail(self.app_id)
         self._lock = threading.Lock()
 
     @property

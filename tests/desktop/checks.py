@@ -624,9 +624,9 @@ def check_as_wide_as_the_field(results: dict, app: str) -> None:
         f"on, counted from the second): its characters are not as wide as the field's; {where}")
 
 
-#: What the screen of a session must be (its monitors as DisplayConfig reported them after the session set
-#: them): the scale of every monitor, and how many there are.
-SCREENS = {"gnome-hidpi": (2.0, 1), "gnome-frac": (1.5, 1)}
+#: What the screen of a session must be (its monitors as the desktop reported them after the session set them:
+#: Mutter's DisplayConfig, KWin's wl_output to a client): the scale of every monitor, and how many there are.
+SCREENS = {"gnome-hidpi": (2.0, 1), "gnome-frac": (1.5, 1), "kde-hidpi": (2.0, 1)}
 #: The suggestion's ink against the inserted text's: how much taller or shorter its box may be (the same
 #: characters in the interface font against the application's; a ghost sized for another scale is 2x off).
 HEIGHT_RATIO = (0.6, 1.6)

@@ -48,6 +48,7 @@ LOCK_WAIT = 3600
 #: "gnome-de" also starts with two processes keeping both CPUs busy, as at a login; "gnome-popup" is
 #: GNOME with ghosttype's Shell extension switched off by the user (IBus's popup then shows the suggestion);
 #: "gnome-dark" GNOME's dark style; "gnome-hidpi" a monitor at scale 2, "gnome-frac" at 1.5 (fractional),
+#: "kde-hidpi" KWin's output at scale 2,
 #: "gnome-windows" GNOME as it is (its scenarios size the window: "qt-max", "qt-small", "qt-shrink");
 #: "gnome-user"/"kde-user" ghosttype's default config, installed from its packages in a fresh overlay (GT_PKG),
 #: "gnome-lock" GNOME Shell with a lock screen (GDM's stand-in on the session's system bus: inside/fake_gdm.py),

@@ -23,7 +23,7 @@ CHECKS = {
     "test_the_engine_registers_inside_gnomes_activation_window": "register",
     "test_grey_text_on_the_carets_line_starting_where_tab_inserts_it": "inline",
     "test_in_a_fixed_width_field_the_suggestions_characters_are_as_wide_as_the_typed_ones": "mono",
-    "test_gnome_draws_the_suggestion_at_the_caret_on_hidpi_and_fractional_scales": "scale",
+    "test_the_desktop_draws_the_suggestion_at_the_caret_on_hidpi_and_fractional_scales": "scale",
     "test_gnome_draws_the_suggestion_at_the_caret_of_a_maximized_window": "maximized",
     "test_gnome_cuts_the_suggestion_at_a_narrow_windows_edge_and_tab_inserts_what_shows": "cut",
     "test_without_the_extension_or_the_effect_ibus_popup_shows_it": "popup",

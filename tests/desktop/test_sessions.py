@@ -23,11 +23,12 @@ from tests.desktop import checks, uninstall_check
 # the fixtures bound every step themselves (chroot build, install, one session per desktop)
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(7200)]
 
-#: Applications with a text field (readback: the app's own log, a saved file, a terminal line, a page).
+#: Applications with a text field (readback: the app's own log, a saved file, a terminal line, a page, a saved
+#: draft). LibreOffice Writer: a plain-text document; Thunderbird: a new message's body.
 NORMAL = {
-    "gnome": ["gnome-text-editor", "mousepad", "qt", "firefox", "chromium", "kgx"],
+    "gnome": ["gnome-text-editor", "mousepad", "qt", "firefox", "chromium", "kgx", "writer", "thunderbird"],
     "gnome-popup": ["gnome-text-editor", "mousepad", "qt", "firefox", "chromium", "kgx"],
-    "kde": ["kwrite", "qt", "gnome-text-editor", "mousepad", "firefox", "chromium"],
+    "kde": ["kwrite", "qt", "gnome-text-editor", "mousepad", "firefox", "chromium", "writer", "thunderbird"],
     "kde-popup": ["kwrite", "qt", "gnome-text-editor", "firefox"],
 }
 # (konsole on Plasma offers its text to IBus and never sends any, and declares no terminal purpose: it cannot
@@ -47,9 +48,10 @@ PREEDIT = {"gnome-preedit": ["chromium", "qt", "gnome-text-editor"]}
 LAYOUT = {"gnome-de": ["gnome-text-editor", "qt"]}
 #: GNOME's dark style: the inline suggestion must read as one on dark fields too.
 DARK = {"gnome-dark": ["gnome-text-editor"]}
-#: GNOME on a HiDPI monitor (scale 2) and a fractionally scaled one (1.5): the inline suggestion must stand
-#: at the caret, at the text's size, on each.
-SCREENS = {"gnome-hidpi": ["gnome-text-editor", "qt", "chromium"], "gnome-frac": ["gnome-text-editor", "qt"]}
+#: GNOME on a HiDPI monitor (scale 2) and a fractionally scaled one (1.5), KWin's effect on a HiDPI output
+#: (scale 2): the inline suggestion must stand at the caret, at the text's size, on each.
+SCREENS = {"gnome-hidpi": ["gnome-text-editor", "qt", "chromium"], "gnome-frac": ["gnome-text-editor", "qt"],
+           "kde-hidpi": ["kwrite", "qt", "gnome-text-editor"]}
 #: GNOME with the window maximized, too narrow for the whole suggestion (cut at its edge), and made narrower
 #: than the typed text while the suggestion shows (the desktop takes it away on its own).
 WINDOWS = {"gnome-windows": ["qt-max", "qt-small", "qt-shrink"]}
@@ -165,7 +167,7 @@ def test_in_a_fixed_width_field_the_suggestions_characters_are_as_wide_as_the_ty
 
 
 @pytest.mark.parametrize("desktop, app", SCREEN_CASES)
-def test_gnome_draws_the_suggestion_at_the_caret_on_hidpi_and_fractional_scales(desktops, sid, desktop, app):
+def test_the_desktop_draws_the_suggestion_at_the_caret_on_hidpi_and_fractional_scales(desktops, sid, desktop, app):
     results = desktops(desktop, SCENARIOS[desktop])
     checks.check_inline_on_these_screens(results, desktop, app)
     checks.check_tab_inserts_the_shown_suggestion(results, app, sid.complete)

@@ -503,7 +503,11 @@ class Gnome:
 class Kde:
     name = "kde"
     MASK = ()
-    CELL = CELL
+    #: The output's size in logical pixels; GT_SCALE: the scale Plasma's Display Configuration would set (2:
+    #: HiDPI), so KWin's output (its window in Xvfb) has SCALE times as many pixels
+    LOGICAL = (1024, 600)
+    SCALE = float(os.environ.get("GT_SCALE") or 1)
+    SCREEN = (round(LOGICAL[0] * SCALE), round(LOGICAL[1] * SCALE))
     IMDESK = "/usr/share/applications/org.freedesktop.IBus.Panel.Wayland.Gtk3.desktop"
     EV = {c: k for k, c in enumerate("1234567890", 2)}
     EV.update({"-": 12, "=": 13, "[": 26, "]": 27, ";": 39, "'": 40, "`": 41, "\\": 43, ",": 51, ".": 52,
@@ -519,6 +523,8 @@ class Kde:
 
     def __init__(self, out: str):
         self.out = out
+        self.CELL = round(CELL * self.SCALE)
+        self.monitors: list = []  #: what KWin announced (wl_output): (name, x, y, scale) per output
         self.app_env = dict(ENV, WAYLAND_DISPLAY="wayland-kde", QT_QPA_PLATFORM="wayland", GDK_BACKEND="wayland",
                             XDG_SESSION_TYPE="wayland", XCURSOR_SIZE="24")
 
@@ -529,7 +535,8 @@ class Kde:
         else:
             with open(f"{cfg}/kwinrc", "w") as f:  # what Plasma's Virtual Keyboard page writes for "IBus Wayland"
                 f.write(f"[Wayland]\nInputMethod={self.IMDESK}\nVirtualKeyboardEnabled=true\n")
-        self.xvfb = spawn(["Xvfb", ":77", "-screen", "0", "1024x600x24", "-nolisten", "tcp"], f"{self.out}/xvfb.log")
+        screen = "x".join(map(str, self.SCREEN))
+        self.xvfb = spawn(["Xvfb", ":77", "-screen", "0", f"{screen}x24", "-nolisten", "tcp"], f"{self.out}/xvfb.log")
         if not wait_for(lambda: subprocess.run(["xdpyinfo", "-display", ":77"], capture_output=True).returncode == 0, 15):
             raise SetupError("Xvfb did not start: " + tail(f"{self.out}/xvfb.log"))
         # KWin's children (IBus, the apps) get this display; ibus finds its daemon's socket by it
@@ -540,7 +547,7 @@ class Kde:
         # the lock session keeps KWin's screen locker (kscreenlocker, unlocked through fake_logind.py)
         lock = [] if LOCK else ["--no-lockscreen"]
         self.kwin = spawn(["kwin_wayland", "--x11-display", ":77", *lock, "--socket", "wayland-kde",
-                           "--width", "1024", "--height", "600"], f"{self.out}/kwin.log", env=env)
+                           "--width", str(self.SCREEN[0]), "--height", str(self.SCREEN[1])], f"{self.out}/kwin.log", env=env)
         if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-kde") or self.kwin.poll() is not None, 30) \
                 or self.kwin.poll() is not None:
             raise SetupError("kwin_wayland did not start: " + tail(f"{self.out}/kwin.log"))
@@ -565,6 +572,11 @@ class Kde:
         ok = wait_for(selected, 40, 0.5)
         if not ok and not os.environ.get("GT_NO_ENGINE"):
             raise SetupError(f"ibus could not select the engine ghosttype (ibus engine: {ibus_engine()!r})")
+        if self.SCALE != 1:  # as Display Configuration applies it: KWin's output management, through kscreen
+            r = subprocess.run(["kscreen-doctor", f"output.X11-0.scale.{self.SCALE:g}"], env=dict(self.app_env),
+                               capture_output=True, text=True, timeout=60)
+            note(f"kscreen-doctor: rc {r.returncode} {(r.stdout + r.stderr).strip()[-300:]}")
+            time.sleep(1.0)
         gen = tempfile.mkdtemp(prefix="fake-input-")
         from pywayland.scanner import Protocol
         proto = Protocol.parse_file("/usr/share/plasma-wayland-protocols/fake-input.xml")
@@ -573,17 +585,30 @@ class Kde:
         os.environ["WAYLAND_DISPLAY"] = "wayland-kde"
         from pywayland.client import Display
         from fake_input import OrgKdeKwinFakeInput
+        from pywayland.protocol.wayland import WlOutput
         self.disp = Display()
         self.disp.connect()
         reg = self.disp.get_registry()
         found = {}
 
+        outputs: dict = {}
+
         def on_global(registry, name, iface, version):
             if iface == "org_kde_kwin_fake_input":
                 found["fi"] = registry.bind(name, OrgKdeKwinFakeInput, min(version, 5))
+            elif iface == "wl_output":  # the outputs as KWin announces them to every client: where and what scale
+                out = outputs.setdefault(name, {"name": str(name), "x": 0, "y": 0, "scale": 1})
+                wl = registry.bind(name, WlOutput, min(version, 4))
+                wl.dispatcher["geometry"] = lambda _o, x, y, *_rest: out.update(x=x, y=y)
+                wl.dispatcher["scale"] = lambda _o, factor: out.update(scale=factor)
+                if version >= 4:
+                    wl.dispatcher["name"] = lambda _o, n: out.update(name=n)
+                found.setdefault("outputs", []).append(wl)
         reg.dispatcher["global"] = on_global
         self.disp.roundtrip()
         self.disp.roundtrip()
+        self.monitors = [(o["name"], o["x"], o["y"], float(o["scale"])) for o in outputs.values()]
+        note(f"monitors: {self.monitors}")
         if "fi" not in found:
             raise SetupError("KWin did not offer org_kde_kwin_fake_input")
         self.fi = found["fi"]
@@ -692,9 +717,10 @@ def ibus_address() -> str:
 
 # ---- applications -------------------------------------------------------------------------------------
 
-# name: (readback, field kind)
+# name: readback ("file": the document the user saves with Ctrl+S; "draft": Thunderbird's draft, saved with
+# Ctrl+S into its local Drafts folder)
 APPS = {
-    "gnome-text-editor": "file", "mousepad": "file", "kwrite": "file",
+    "gnome-text-editor": "file", "mousepad": "file", "kwrite": "file", "writer": "file", "thunderbird": "draft",
     "qt": "applog", "gtk3": "applog", "gtk4": "applog",
     "kgx": "term", "konsole": "term",
     "firefox": "page", "chromium": "page",
@@ -740,6 +766,21 @@ class App:
             cmd = ["mousepad", self.doc]
         elif a == "kwrite":
             cmd = ["kwrite", self.doc]
+        elif a == "writer":  # LibreOffice Writer on the plain-text document (GTK 3 on GNOME, KF6 on Plasma)
+            prof = f"{self.work}/lo"
+            os.makedirs(f"{prof}/user")
+            shutil.copyfile(f"{HERE}/writer-profile.xcu", f"{prof}/user/registrymodifications.xcu")
+            # "Text (encoded)" with its options given: UTF-8 without the BOM 26.8 puts in a file that was empty
+            cmd = ["libreoffice", f"-env:UserInstallation=file://{prof}", "--norestore", "--nologo",
+                   "--infilter=Text (encoded):UTF8,LF,,,false", "--writer", self.doc]
+        elif a == "thunderbird":  # a new message's body, the message addressed and titled (the focus is in the body)
+            prof = f"{self.work}/tb"
+            os.makedirs(prof)
+            shutil.copyfile(f"{HERE}/thunderbird-user.js", f"{prof}/user.js")
+            env.update(MOZ_ENABLE_WAYLAND="1", MOZ_DISABLE_CONTENT_SANDBOX="1", MOZ_DISABLE_RDD_SANDBOX="1",
+                       MOZ_DISABLE_GMP_SANDBOX="1", MOZ_DISABLE_SOCKET_PROCESS_SANDBOX="1", MOZ_DISABLE_UTILITY_SANDBOX="1")
+            cmd = ["thunderbird", "--no-remote", "--profile", prof, "-compose",
+                   "to=someone@example.org,subject=Hello,format=text"]
         elif a == "qt":
             cmd = [py, f"{HERE}/fields_qt.py"]
         elif a in ("gtk3", "gtk4"):
@@ -804,6 +845,8 @@ class App:
                 wait_for(lambda: any("focus in" in line for line in elines()[self.mark_launch:]), 15)
             time.sleep(2.0)
             return "page ready" if ok and main.poll() is None else "page never loaded"
+        if self.app == "thunderbird":  # its main window first, then the compose window (its own Wayland log)
+            wait_for(lambda: COMPOSE_TITLE in self.wayland_requests() or main.poll() is not None, 60)
         # real apps with no log of their own: the engine's first focus-in after the launch (which may also come
         # from the desktop's own entries, e.g. GNOME's overview search), then a window on screen that has
         # stopped changing (typing into a window still mapping loses the first keys)
@@ -832,6 +875,14 @@ class App:
             last = a
         return False
 
+    def wayland_requests(self) -> str:
+        """What the application's own Wayland log (WAYLAND_DEBUG, its stderr) holds so far."""
+        try:
+            with open(f"{self.out}/{self.scen}-app.err", encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
     def text(self, page_field: str = "") -> str:
         """What the application's field holds now (preedit excluded); on the page, ``page_field``
         ("t", "p") names the field where the focus may have moved."""
@@ -843,6 +894,8 @@ class App:
             st = sorted((e for e in self.events() if e.get("ev") == "state"
                          and (not page_field or e.get("field") == page_field)), key=lambda e: e.get("seq", 0))
             return st[-1]["value"] if st else ""
+        if self.readback == "draft":
+            return draft_body(f"{self.work}/tb/Mail/Local Folders/Drafts")
         with open(self.doc, encoding="utf-8", errors="replace") as f:
             return f.read()
 
@@ -879,6 +932,31 @@ class App:
             time.sleep(0.6)
         for p in reversed(self.procs):
             stop(p)
+
+
+#: The compose window's title as Thunderbird sets it ("Write: <subject> - Thunderbird").
+COMPOSE_TITLE = 'set_title("Write: Hello'
+
+
+def draft_body(drafts: str) -> str:
+    """The text of the last draft Thunderbird saved in the mbox ``drafts`` (an earlier copy of a draft saved
+    again stays there, marked expunged: 0x0008 in X-Mozilla-Status), its plain text unwrapped where
+    format=flowed broke a line (a space before the line break), without the line breaks after it."""
+    import mailbox
+    try:
+        box = mailbox.mbox(drafts, create=False)
+        msgs = [m for m in box if not int(m.get("X-Mozilla-Status", "0") or "0", 16) & 0x0008]
+    except (OSError, mailbox.Error, ValueError):
+        return ""
+    if not msgs:
+        return ""
+    msg = msgs[-1]
+    part = next((p for p in msg.walk() if p.get_content_type() == "text/plain"), msg)
+    body = (part.get_payload(decode=True) or b"").decode(part.get_content_charset() or "utf-8", "replace")
+    body = body.replace("\r\n", "\n")
+    if part.get_param("format") == "flowed":
+        body = re.sub(r"(?<=[^ ]) \n", " ", body)
+    return body.rstrip("\n")  # the message's own line breaks after the text (Thunderbird ends it with two)
 
 
 # ---- scenarios ----------------------------------------------------------------------------------------
@@ -989,7 +1067,7 @@ def scenario_normal(desk, app: App, res: dict) -> None:
         if app.preedits() and app.preedits()[-1]:
             desk.key("Escape")  # a suggestion shown inline is part of a page's value
         time.sleep(1.0)
-    elif app.readback == "file":
+    elif app.readback in ("file", "draft"):
         desk.key("ctrl+s")
         time.sleep(2.0)
     elif app.readback == "term":
@@ -1022,7 +1100,7 @@ def scenario_user(desk, app: App, res: dict) -> None:
     time.sleep(0.8)
     if app.readback == "page":
         time.sleep(1.0)
-    elif app.readback == "file":  # an editor: the user saves (the document is read back from the file)
+    elif app.readback in ("file", "draft"):  # an editor: the user saves (the document or the draft is read back)
         desk.key("ctrl+s")
         time.sleep(2.0)
     res["text"] = app.text("t" if app.readback == "page" else "")
@@ -1100,7 +1178,7 @@ def scenario_layout(desk, app: App, res: dict) -> None:
     desk.type_physical("!", keys)
     time.sleep(0.8)
     res["typed"], res["after"] = DE_PHRASE, "!"
-    if app.readback == "file":
+    if app.readback in ("file", "draft"):
         desk.key("ctrl+s")
         time.sleep(2.0)
     res["text"] = app.text()
@@ -1198,7 +1276,7 @@ def scenario_foreign(desk, app: App, res: dict) -> None:
     desk.type("!")
     time.sleep(0.8)
     res["typed"], res["after"] = PHRASE, "!"
-    if app.readback == "file":
+    if app.readback in ("file", "draft"):
         desk.key("ctrl+s")
         time.sleep(2.0)
     res["text"] = app.text()
@@ -1230,7 +1308,7 @@ def scenario_off(desk, app: App, res: dict) -> None:
     desk.key("Tab")
     time.sleep(1.0)
     res["typed"] = PHRASE
-    if app.readback == "file":
+    if app.readback in ("file", "draft"):
         desk.key("ctrl+s")
         time.sleep(2.0)
     res["text"] = app.text()

@@ -149,7 +149,7 @@ def test_on_plasma_the_effect_draws_where_its_carets_say_the_next_character_goes
     rig.deliver("lo world")
     assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
     assert kwin.calls[-1] == ("Show", ("lo world",))
-    assert kwin.offsets[-1] == (True, 100 + 12 * 7, 40, 1, 0.0)  # right after the thin caret KWin reported
+    assert kwin.offsets[-1] == (True, 100 + 12 * 7, 40, 0, 0.0)  # at the thin caret KWin reported
     assert out.aux == "" and out.preedit == ""  # not the popup, not the preedit
     assert press(engine, TAB) is True
     assert out.committed == ["lo world"]

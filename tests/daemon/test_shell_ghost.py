@@ -444,7 +444,7 @@ def test_a_client_that_reports_its_caret_a_key_late_gets_the_suggestion_where_it
     rig.deliver("lo world")
     assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
     # the rectangle before "l"; the next character goes one 12 px character right of it, after the thin caret
-    assert shell.offsets[-1] == (True, 100 + 12 * 6, 40, 12 + 1, 0.0)  # 6 widths: too few to tell the font
+    assert shell.offsets[-1] == (True, 100 + 12 * 6, 40, 12, 0.0)  # 6 widths: too few to tell the font
     assert press(engine, TAB) is True and out.committed == ["lo world"]
 
     engine.focus_out()
@@ -452,7 +452,7 @@ def test_a_client_that_reports_its_caret_a_key_late_gets_the_suggestion_where_it
     type_reporting(engine, "Say hel", late=False)
     rig.deliver("lo world")
     assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
-    assert shell.offsets[-1] == (True, 100 + 12 * 7, 40, 1, 0.0)
+    assert shell.offsets[-1] == (True, 100 + 12 * 7, 40, 0, 0.0)
 
 
 @pytest.mark.parametrize("older, refuses", [(True, False), (False, True)])
@@ -484,7 +484,7 @@ def test_keys_that_leave_the_caret_keep_what_was_learned_and_a_client_gone_quiet
     type_text(engine, "lo")  # no rectangle for these two
     rig.deliver(" world")
     assert wait_until(lambda: rig.frontend.shell.drawn(" world"))
-    assert shell.offsets[-1] == (True, 100 + 7 * 12, 40, 2 * 12 + 1, 0.0)
+    assert shell.offsets[-1] == (True, 100 + 7 * 12, 40, 2 * 12, 0.0)
 
 
 def test_typing_through_a_suggestion_cut_at_the_windows_edge_keeps_it_cut(gnome):

@@ -10,10 +10,10 @@ from daemon.frontends.ibus.caret_trail import CaretTrail, Shift
 
 X0, Y, H = 100, 50, 20
 #: How each kind of client reports a caret at x (Qt's line edit: QRect(cix-5, 0, w+9, ch)), and where the
-#: next character goes: after a thin caret (a pixel's gap), into a block cursor's cell, at the middle of
+#: next character goes: where a thin caret is (its ink starts there), into a block cursor's cell, at the middle of
 #: Qt's box.
 KINDS = {
-    "thin": (lambda x, width: (x, Y, 0, H), 1),
+    "thin": (lambda x, width: (x, Y, 0, H), 0),
     "qt": (lambda x, width: (x - 5, Y, 10, H), 0),
     "block": (lambda x, width: (x, Y, width, H), 0),
 }
@@ -78,10 +78,10 @@ def test_a_late_client_is_learned_at_its_first_key_in_a_field_that_said_where_it
     c.focus()
     c.key()
     assert c.trail.late is True
-    assert c.trail.shift() == Shift(c.rect(0), 1)  # no width seen yet: the rectangle as it is
+    assert c.trail.shift() == Shift(c.rect(0), 0)  # no width seen yet: the rectangle as it is
     for _ in range(5):
         c.key()
-        assert at(c.trail.shift()) == (c.rect(c.chars - 1), 12 + 1)
+        assert at(c.trail.shift()) == (c.rect(c.chars - 1), 12)
         assert c.drawn_at() == c.right()
 
 
@@ -92,7 +92,7 @@ def test_firefox_is_placed_right_from_its_first_keys_and_learned_at_its_first_ba
     c = Client(CaretTrail(), 12, late=True, chars=10)
     c.focus(report=False)
     c.key()
-    assert c.trail.shift() == Shift(c.rect(c.chars - 1), 1)  # no width seen yet: the rectangle as it is
+    assert c.trail.shift() == Shift(c.rect(c.chars - 1), 0)  # no width seen yet: the rectangle as it is
     for _ in range(4):
         c.key()
         assert c.trail.late is None and c.drawn_at() == c.right()
@@ -183,7 +183,7 @@ def test_after_a_commit_the_late_rectangle_is_moved_and_the_right_one_stands():
     c.trail.report(c.rect(c.before))  # Firefox: the rectangle before the commit first
     assert c.drawn_at() == c.right()
     c.trail.report(c.rect(c.chars))  # then the right one
-    assert at(c.trail.shift()) == (c.rect(c.chars), 1)
+    assert at(c.trail.shift()) == (c.rect(c.chars), 0)
 
 
 def test_nothing_is_moved_before_anything_is_known_or_after_a_line_break():
@@ -192,7 +192,7 @@ def test_nothing_is_moved_before_anything_is_known_or_after_a_line_break():
     trail.changed(1)
     trail.report((X0, Y, 0, H))  # no rectangle before the change to compare with
     trail.changed(1)
-    assert trail.late is None and trail.shift() == Shift((X0, Y, 0, H), 1)
+    assert trail.late is None and trail.shift() == Shift((X0, Y, 0, H), 0)
     c = Client(CaretTrail(), 12, late=True)
     c.focus()
     for _ in range(3):
@@ -208,7 +208,7 @@ def test_a_jump_wider_than_three_carets_is_not_a_character():
     c.trail.changed(1)
     c.trail.report((X0 + 400, Y, 0, H))  # the field scrolled, the window moved: not a width
     c.trail.changed(1)
-    assert c.trail.shift() == Shift((X0 + 400, Y, 0, H), 1)
+    assert c.trail.shift() == Shift((X0 + 400, Y, 0, H), 0)
 
 
 @settings(max_examples=400, deadline=None)
@@ -306,7 +306,7 @@ def test_widths_read_as_on_time_are_dropped_when_the_client_turns_out_late():
     c.trail.report((X0 + 500, Y + 80, 0, H))  # elsewhere
     for _ in range(4):
         c.key()
-    assert c.trail.late is None and c.trail.shift().dx == 1  # one character left, as before it is known
+    assert c.trail.late is None and c.trail.shift().dx == 0  # one character left, as before it is known
     c.key(-1)
     assert c.trail.late is True
     for _ in range(3):

@@ -3,8 +3,8 @@
 IBus hands the engine and GNOME Shell one rectangle per report, and
 clients mean different things by it (read in the desktop tier, GNOME 51):
 
-* GTK 4, Chromium, Firefox: a thin caret (width 0 or 1); the next character
-  goes right after it.
+* GTK 4, Chromium, Firefox, kwrite, Writer: a thin caret (width 0 or 1); the
+  next character's ink starts where it is.
 * Qt's line edit: a 10 px box centred on a thin caret
   (``QWidgetLineControl::cursorRect``: ``QRect(cix-5, 0, w+9, ch)``); the next
   character goes at its middle.
@@ -87,7 +87,10 @@ log = logging.getLogger(__name__)
 Rect = tuple[int, int, int, int]  #: x, y, width, height as the client reports it
 
 
-#: A rectangle at most this wide is a thin caret: the suggestion starts a pixel after its right edge.
+#: A rectangle at most this wide is a thin caret: the suggestion starts at its left edge, where the next
+#: character's ink starts (read off the desktop tier's screenshots: GTK 4 and 3, Chromium, Firefox, kwrite
+#: and Writer draw the character typed after a thin caret at x to x + 1 px; a pixel's gap after the caret
+#: put the suggestion 2-3 px right of it).
 THIN = 2
 
 #: The applications (the names the desktop's plug-in gives, lower case) whose text fields are Gecko's: late
@@ -258,7 +261,7 @@ class CaretTrail:
             alike = bool(self._widths) and max(self._widths) - min(self._widths) <= 1
             _x, _y, w, _h = rect
             if w <= THIN:
-                start = w + 1
+                start = 0
             elif width is None or (abs(w - width) <= 1 and alike):
                 start = 0  # a block cursor: the next character's cell (a terminal's cells are all alike)
             else:

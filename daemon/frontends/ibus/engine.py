@@ -386,7 +386,7 @@ class Engine:
         self.trail.report((x, y, w, h))
         if self.frontend.shell is not None and self.frontend.focused is self:
             shift = self.trail.shift()
-            if shift is not None and shift.dx > w + 1:
+            if shift is not None and shift.dx > w:
                 log.debug("the suggestion starts %d px right of the reported caret (client late: %s)",
                           shift.dx, self.trail.late)
             self.frontend.shell.caret_moved(shift)

@@ -281,18 +281,22 @@ def one_line(regions: list[tuple[int, list]], cell: int = CELL) -> tuple[int, li
     return n, box
 
 
-def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = CELL) -> dict:
+def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = CELL,
+                  line: tuple[int, int] | None = None) -> dict:
     """The suggestion drawn inline, against the text Tab inserted: ``esc`` is the field without the
     suggestion, ``shown`` the same field while it shows, ``tab`` the screen right after Tab. The largest
-    place where each differs from ``esc`` (the suggestion; the inserted text), the contrast of each one's
-    ink to the field's background, and how many pixels turned dark (a popup's dark box: ``_turned_dark``)
-    while the suggestion shows."""
+    place where each differs from ``esc`` (the suggestion; the inserted text: the largest on the caret's
+    ``line`` (y0, y1 in the screenshot's pixels), where one is: a word processor's status bar counts the
+    inserted words in more pixels than they take), the contrast of each one's ink to the field's background,
+    and how many pixels turned dark (a popup's dark box: ``_turned_dark``) while the suggestion shows."""
     try:
         a, b, c = (Image.open(p).convert("RGB") for p in (esc, shown, tab))
     except OSError:
         return {}
     ghost = one_line(diff_regions(esc, shown, mask, cell), cell)
-    typed = one_line(diff_regions(esc, tab, mask, cell), cell)
+    changed = diff_regions(esc, tab, mask, cell)
+    on_line = [r for r in changed if line and min(r[1][3], line[1]) > max(r[1][1], line[0])]
+    typed = one_line(on_line or changed, cell)
     if ghost is None or typed is None:
         return {"ghost": ghost, "inserted": typed}
     m_shown, m_tab = _diff_mask(esc, shown, mask), _diff_mask(esc, tab, mask)
@@ -1055,7 +1059,10 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     desk.key("Tab")
     time.sleep(0.3)
     s7 = shot("7-tab")
-    res["inline"] = inline_pixels(s3, s6, s7, desk.MASK, desk.CELL)
+    # the caret's line, where the application last said its caret is (as IBus passed it on), in pixels
+    caret = res["carets"][-1] if res["carets"] else None
+    line = (round(caret[1] * desk.SCALE), round((caret[1] + caret[3]) * desk.SCALE)) if caret and caret[3] > 0 else None
+    res["inline"] = inline_pixels(s3, s6, s7, desk.MASK, desk.CELL, line)
     time.sleep(0.7)
     res["accepting"] = [line.split("accepting", 1)[1].strip() for line in elines()[mark_tab:] if "accepting" in line]
     desk.type("!")

@@ -277,11 +277,11 @@ class InlineGhost {
             return 0;
         const caret = this._caret;
         const frame = win.get_frame_rect();
-        // where the engine says the next character goes (Offset), else after a thin caret (GTK, browsers),
-        // into a terminal's block cursor
+        // where the engine says the next character goes (Offset), else at the caret's left edge (where the
+        // next character's ink starts after a thin caret, and a terminal's block cursor is its cell)
         const off = this._offset;
         const x = off && Math.abs(off.x - caret.x) <= 1 && Math.abs(off.y - caret.y) <= 1
-            ? caret.x + off.dx : caret.width > 2 ? caret.x : caret.x + caret.width + 1;
+            ? caret.x + off.dx : caret.x;
         const y = caret.y;
         const h = caret.height;
         const right = frame.x + frame.width - EDGE_PX;

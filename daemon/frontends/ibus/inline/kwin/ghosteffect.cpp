@@ -432,9 +432,10 @@ std::optional<GhostEffect::Placed> GhostEffect::place() const
     }
     const QRect caret = *m_caret;
     const QRectF frame = window->frameGeometry();
-    // where the engine says the next character goes (Offset), else after a thin caret, into a block
+    // where the engine says the next character goes (Offset), else at the caret's left edge (a thin caret's
+    // next character, a block cursor's cell)
     const bool shifted = m_offset && std::abs(m_offset->x - caret.x()) <= 1 && std::abs(m_offset->y - caret.y()) <= 1;
-    const qreal x = shifted ? caret.x() + m_offset->dx : caret.width() > 2 ? caret.x() : caret.x() + caret.width() + 1;
+    const qreal x = shifted ? caret.x() + m_offset->dx : caret.x();
     const qreal y = caret.y();
     const qreal h = caret.height();
     const qreal right = frame.x() + frame.width() - s_edge;

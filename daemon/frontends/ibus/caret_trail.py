@@ -224,7 +224,11 @@ class CaretTrail:
         rectangle).  Told only where the two differ."""
         before = self._firsts.get(change - 1)
         if before is None and change == 1 and self._new_field and self._blind and self.late is None:
-            app = self._app()
+            try:
+                app = self._app()
+            except Exception:  # the engine's record of the application; never worth losing a rectangle over
+                log.debug("the focused application's name could not be read", exc_info=True)
+                app = ""
             # no caret before the first key (see the module docstring)
             self._assumed_late = not app or app in GECKO
             log.debug("the client said nothing of its caret before the first key: placed as %s one",

@@ -731,6 +731,12 @@ APPS = {
 }
 
 
+#: Firefox and Thunderbird (Gecko) on Wayland, their sandboxes off (the chroot has no user namespaces).
+GECKO_ENV = {"MOZ_ENABLE_WAYLAND": "1", "MOZ_DISABLE_CONTENT_SANDBOX": "1", "MOZ_DISABLE_RDD_SANDBOX": "1",
+             "MOZ_DISABLE_GMP_SANDBOX": "1", "MOZ_DISABLE_SOCKET_PROCESS_SANDBOX": "1",
+             "MOZ_DISABLE_UTILITY_SANDBOX": "1"}
+
+
 class App:
     def __init__(self, desk, scen: str, out: str):
         self.desk, self.scen, self.out = desk, scen, out
@@ -750,6 +756,8 @@ class App:
             scen[:-3] if self.on else \
             scen[: -len(self.window) - 1] if self.window else scen
         self.readback = APPS[self.app]
+        #: the user saves with Ctrl+S before the text is read back (a document, Thunderbird's draft)
+        self.saves = self.readback in ("file", "draft")
         self.work = tempfile.mkdtemp(prefix=f"{scen}-", dir=HOME)
         self.doc = f"{self.work}/doc.txt"
         self.log = f"{self.out}/{scen}-app.jsonl"
@@ -781,8 +789,7 @@ class App:
             prof = f"{self.work}/tb"
             os.makedirs(prof)
             shutil.copyfile(f"{HERE}/thunderbird-user.js", f"{prof}/user.js")
-            env.update(MOZ_ENABLE_WAYLAND="1", MOZ_DISABLE_CONTENT_SANDBOX="1", MOZ_DISABLE_RDD_SANDBOX="1",
-                       MOZ_DISABLE_GMP_SANDBOX="1", MOZ_DISABLE_SOCKET_PROCESS_SANDBOX="1", MOZ_DISABLE_UTILITY_SANDBOX="1")
+            env.update(GECKO_ENV)
             cmd = ["thunderbird", "--no-remote", "--profile", prof, "-compose",
                    "to=someone@example.org,subject=Hello,format=text"]
         elif a == "qt":
@@ -812,8 +819,7 @@ class App:
                                  ("browser.startup.homepage_override.mstone", '"ignore"'), ("browser.shell.checkDefaultBrowser", "false"),
                                  ("startup.homepage_welcome_url", '""'), ("browser.startup.page", "0")):
                         f.write(f'user_pref("{k}", {v});\n')
-                env.update(MOZ_ENABLE_WAYLAND="1", MOZ_DISABLE_CONTENT_SANDBOX="1", MOZ_DISABLE_RDD_SANDBOX="1",
-                           MOZ_DISABLE_GMP_SANDBOX="1", MOZ_DISABLE_SOCKET_PROCESS_SANDBOX="1", MOZ_DISABLE_UTILITY_SANDBOX="1")
+                env.update(GECKO_ENV)
                 cmd = ["firefox", "--no-remote", "--new-instance", "--profile", prof, url]
         else:
             raise ValueError(a)
@@ -1074,7 +1080,7 @@ def scenario_normal(desk, app: App, res: dict) -> None:
         if app.preedits() and app.preedits()[-1]:
             desk.key("Escape")  # a suggestion shown inline is part of a page's value
         time.sleep(1.0)
-    elif app.readback in ("file", "draft"):
+    elif app.saves:
         desk.key("ctrl+s")
         time.sleep(2.0)
     elif app.readback == "term":
@@ -1107,7 +1113,7 @@ def scenario_user(desk, app: App, res: dict) -> None:
     time.sleep(0.8)
     if app.readback == "page":
         time.sleep(1.0)
-    elif app.readback in ("file", "draft"):  # an editor: the user saves (the document or the draft is read back)
+    elif app.saves:  # an editor: the user saves (the document or the draft is read back)
         desk.key("ctrl+s")
         time.sleep(2.0)
     res["text"] = app.text("t" if app.readback == "page" else "")
@@ -1185,7 +1191,7 @@ def scenario_layout(desk, app: App, res: dict) -> None:
     desk.type_physical("!", keys)
     time.sleep(0.8)
     res["typed"], res["after"] = DE_PHRASE, "!"
-    if app.readback in ("file", "draft"):
+    if app.saves:
         desk.key("ctrl+s")
         time.sleep(2.0)
     res["text"] = app.text()
@@ -1283,7 +1289,7 @@ def scenario_foreign(desk, app: App, res: dict) -> None:
     desk.type("!")
     time.sleep(0.8)
     res["typed"], res["after"] = PHRASE, "!"
-    if app.readback in ("file", "draft"):
+    if app.saves:
         desk.key("ctrl+s")
         time.sleep(2.0)
     res["text"] = app.text()
@@ -1315,7 +1321,7 @@ def scenario_off(desk, app: App, res: dict) -> None:
     desk.key("Tab")
     time.sleep(1.0)
     res["typed"] = PHRASE
-    if app.readback in ("file", "draft"):
+    if app.saves:
         desk.key("ctrl+s")
         time.sleep(2.0)
     res["text"] = app.text()

@@ -129,11 +129,13 @@ def inserted(res: dict) -> str:
     return text[len(res["typed"]): len(text) - len(res["after"])]
 
 
-def read_off_screen(results: dict, res: dict, step: str, box: list) -> str:
-    """The text tesseract reads in ``box`` of the scenario's screenshot ``step``."""
-    png = screen_text.local(res.get("shots", {}).get(step), results)
+def read_off_screen(results: dict, res: dict, step: str, box: list, without: str | None = None) -> str:
+    """The text tesseract reads in ``box`` of the scenario's screenshot ``step`` (of what differs there from
+    screenshot ``without``, where one is named)."""
+    png, other = (screen_text.local(res.get("shots", {}).get(s), results) if s else None for s in (step, without))
     assert png is not None and png.exists(), f"no screenshot {step} ({res.get('shots', {}).get(step)})"
-    return screen_text.read(png, box)
+    assert without is None or (other is not None and other.exists()), f"no screenshot {without}"
+    return screen_text.read(png, box, other)
 
 
 def check_screen_shows_what_tab_inserts(results: dict, app: str) -> str:
@@ -145,8 +147,10 @@ def check_screen_shows_what_tab_inserts(results: dict, app: str) -> str:
     assert x and "\t" not in x, f"{app}: Tab inserted {x!r}; nothing to compare the screen with"
     region = (res.get("inline") or {}).get("ghost")
     assert region, f"{app}: no place on screen where the suggestion showed"
-    seen = read_off_screen(results, res, "6-before-tab", region[1])
-    if app in TERMINALS or (res.get("ghost_e") or [""])[0] != "shell":
+    inline = app not in TERMINALS and (res.get("ghost_e") or [""])[0] == "shell"
+    # inline: what the suggestion added to the field (the region was found against 3-esc, the field without it)
+    seen = read_off_screen(results, res, "6-before-tab", region[1], "3-esc" if inline else None)
+    if not inline:
         # Held to the share of characters read in order only: in terminals the suggestion's first character
         # stands in the block cursor and tesseract misreads the grey one after it (kgx, GNOME 51: "fbr that
         # allows users to" for "tor that allows users to", with the cursor's cell cut away too); IBus's popup

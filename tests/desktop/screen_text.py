@@ -34,11 +34,25 @@ def local(shot: str | None, results: dict) -> pathlib.Path | None:
     return pathlib.Path(results.get("dir", "")) / pathlib.Path(shot).name
 
 
-def read(png: pathlib.Path, box: list[int]) -> str:
-    """The text of one line within ``box`` (x0, y0, x1, y1) of ``png``, as tesseract reads it."""
+#: Brightness steps within which a pixel of ``read``'s screenshot counts as the same as ``without``'s.
+SAME_LUM = 8
+
+
+def read(png: pathlib.Path, box: list[int], without: pathlib.Path | None = None) -> str:
+    """The text of one line within ``box`` (x0, y0, x1, y1) of ``png``, as tesseract reads it. ``without``:
+    the same screen without the text to read; the pixels it shares with ``png`` are painted over with the
+    field's background first, so the margin OCR wants reads none of the typed letters beside the region (the
+    foot of kwrite's "i" before the suggestion, read as "_" while its caret had blinked off)."""
     img = Image.open(png).convert("L")
     x0, y0, x1, y1 = box
-    crop = img.crop((max(0, x0 - PAD), max(0, y0 - PAD), min(img.width, x1 + PAD), min(img.height, y1 + PAD)))
+    cut = (max(0, x0 - PAD), max(0, y0 - PAD), min(img.width, x1 + PAD), min(img.height, y1 + PAD))
+    crop = img.crop(cut)
+    if without is not None:
+        lums = sorted(crop.tobytes())
+        bg = lums[len(lums) // 2] if lums else 255
+        same = Image.open(without).convert("L").crop(cut)
+        crop = Image.composite(Image.new("L", crop.size, bg), crop,
+                               ImageChops.difference(crop, same).point(lambda d: 255 if d <= SAME_LUM else 0))
     lums = sorted(crop.tobytes())
     if lums and lums[len(lums) // 2] < 128:  # light text on a dark field or box
         crop = ImageOps.invert(crop)

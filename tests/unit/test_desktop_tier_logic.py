@@ -2,6 +2,10 @@
 outcome in its session's row and its check's column, every xfail and failure listed with what it rests on), and
 how strictly the text read off the screen must equal the text Tab inserted (screen_text.same_text)."""
 
+import shutil
+
+import pytest
+
 from tests.desktop.summary_table import Outcome, outcome, render
 
 
@@ -230,3 +234,30 @@ def test_word_starts_tell_a_ghost_as_wide_as_the_field_from_one_in_a_proportiona
     assert all(abs(d) <= MONO_SLACK_PX for d in words_apart(same, at_typed, 5))
     other = screen_text.word_starts(esc, shot("sans.png", sans, (140, 140, 140)), box, char)
     assert len(other) < 5 or max(abs(d) for d in words_apart(other, at_typed, 5)) > 3 * MONO_SLACK_PX
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr (install-deps.sh --test installs it)")
+def test_the_suggestion_is_read_without_the_typed_letters_beside_it(tmp_path):
+    """OCR's margin around the suggestion's region takes in the foot of the typed "i" before it (DejaVu Sans
+    Mono, as kwrite draws it while its caret blinked off: CI read "_tor" in stop 51); read against the field
+    without the suggestion, only what the suggestion drew is read."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from tests.desktop import screen_text
+    font, ghost = ImageFont.truetype("DejaVuSansMono.ttf", 15), "tor that allows users to"
+    x = 20 + round(font.getlength("edi"))
+
+    def shot(name, with_ghost):
+        img = Image.new("RGB", (500, 40), (247, 247, 247))
+        draw = ImageDraw.Draw(img)
+        draw.text((20, 10), "edi", font=font, fill=(29, 29, 29))
+        if with_ghost:
+            draw.text((x, 10), ghost, font=font, fill=(140, 140, 140))
+        img.save(tmp_path / name)
+        return tmp_path / name
+
+    shown, esc = shot("shown.png", True), shot("esc.png", False)
+    box = [x, 10, x + round(font.getlength(ghost)), 25]
+    assert screen_text.read(shown, box) != ghost  # the margin alone: the "i"'s foot read as a character
+    assert screen_text.read(shown, box, esc) == ghost
+

@@ -18,6 +18,7 @@ KWin's org_kde_kwin_fake_input; screenshots of the Xvfb root. Runs with the chro
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -237,14 +238,17 @@ def _ink(img, mask, box) -> tuple[int, int]:
     return bg, (ink[int(len(ink) * 0.9)] if ink else 0)
 
 
-#: A dark run this wide or narrower is an application's caret (kwrite's is 2 px) that blinked on, not a box.
+#: A dark run this wide or narrower (in logical pixels) is an application's caret (kwrite's is 2 px, 4 on a
+#: monitor at scale 2) that blinked on, not a box.
 CARET_WIDTH_PX = 3
 
 
-def _turned_dark(a, b, changed) -> int:
+def _turned_dark(a, b, changed, scale: float = 1.0) -> int:
     """Pixels (of those ``changed``) that turned dark from ``a`` to ``b`` (brightness under 90 from 90 or
     more), counted where they form runs wider than a caret along their row: a box has wide edges or a dark
-    fill; a text caret that blinked on between the two screenshots is a vertical bar."""
+    fill; a text caret that blinked on between the two screenshots is a vertical bar (``scale``: screenshot
+    pixels to a logical one)."""
+    caret = math.ceil(CARET_WIDTH_PX * scale)
     w = a.size[0]
     flags = [bool(k) and _lum(pb) < 90 <= _lum(pa) for pa, pb, k in zip(a.getdata(), b.getdata(), changed.getdata())]
     dark = 0
@@ -254,7 +258,7 @@ def _turned_dark(a, b, changed) -> int:
             if f:
                 run += 1
             else:
-                dark += run if run > CARET_WIDTH_PX else 0
+                dark += run if run > caret else 0
                 run = 0
     return dark
 
@@ -282,13 +286,14 @@ def one_line(regions: list[tuple[int, list]], cell: int = CELL) -> tuple[int, li
 
 
 def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = CELL,
-                  line: tuple[int, int] | None = None) -> dict:
+                  line: tuple[int, int] | None = None, scale: float = 1.0) -> dict:
     """The suggestion drawn inline, against the text Tab inserted: ``esc`` is the field without the
     suggestion, ``shown`` the same field while it shows, ``tab`` the screen right after Tab. The largest
     place where each differs from ``esc`` (the suggestion; the inserted text: the largest on the caret's
     ``line`` (y0, y1 in the screenshot's pixels), where one is: a word processor's status bar counts the
     inserted words in more pixels than they take), the contrast of each one's ink to the field's background,
-    and how many pixels turned dark (a popup's dark box: ``_turned_dark``) while the suggestion shows."""
+    and how many pixels turned dark (a popup's dark box: ``_turned_dark``, at the monitor's ``scale``) while
+    the suggestion shows."""
     try:
         a, b, c = (Image.open(p).convert("RGB") for p in (esc, shown, tab))
     except OSError:
@@ -302,7 +307,7 @@ def inline_pixels(esc: str, shown: str, tab: str, mask: tuple = (), cell: int = 
     m_shown, m_tab = _diff_mask(esc, shown, mask), _diff_mask(esc, tab, mask)
     bg, ghost_ink = _ink(b, m_shown, ghost[1])
     _bg, typed_ink = _ink(c, m_tab, typed[1])
-    dark = _turned_dark(a, b, m_shown)
+    dark = _turned_dark(a, b, m_shown, scale)
     return {"ghost": ghost, "inserted": typed, "background": bg, "ghost_contrast": ghost_ink,
             "typed_contrast": typed_ink, "turned_dark": dark, "regions_shown": len(diff_regions(esc, shown, mask, cell))}
 
@@ -1068,7 +1073,7 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     # the caret's line, where the application last said its caret is (as IBus passed it on), in pixels
     caret = res["carets"][-1] if res["carets"] else None
     line = (round(caret[1] * desk.SCALE), round((caret[1] + caret[3]) * desk.SCALE)) if caret and caret[3] > 0 else None
-    res["inline"] = inline_pixels(s3, s6, s7, desk.MASK, desk.CELL, line)
+    res["inline"] = inline_pixels(s3, s6, s7, desk.MASK, desk.CELL, line, desk.SCALE)
     time.sleep(0.7)
     res["accepting"] = [line.split("accepting", 1)[1].strip() for line in elines()[mark_tab:] if "accepting" in line]
     desk.type("!")
@@ -1116,9 +1121,12 @@ def scenario_user(desk, app: App, res: dict) -> None:
     elif app.saves:  # an editor: the user saves (the document or the draft is read back)
         desk.key("ctrl+s")
         time.sleep(2.0)
+    elif app.readback == "term":  # the shell's line: entered
+        desk.key("Return")
+        time.sleep(1.5)
     res["text"] = app.text("t" if app.readback == "page" else "")
     shot("3-end")
-    if app.readback == "page" and desk.CLICKS:
+    if app.app in CLICK_APPS and desk.CLICKS:
         click_away(desk, app, res, shot)
     else:
         see_and_dismiss(desk, app, res, shot)
@@ -1142,6 +1150,9 @@ def see_and_dismiss(desk, app: App, res: dict, shot: Callable[[str], str]) -> No
     res["diff_more_later"] = diff_pixels(esc, shot("7-more-later"), desk.MASK)
 
 
+#: The user session's applications in which the user clicks into another field (the tier's page, whose second
+#: textarea Firefox shows); in the others the user dismisses the suggestion with Esc.
+CLICK_APPS = ("firefox",)
 #: Where the user clicks while a suggestion shows: inside the page's second textarea (#u), below the
 #: button, on GNOME (a top bar) and on KWin alike.
 CLICK_AT = (500, 450)

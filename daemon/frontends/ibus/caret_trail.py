@@ -29,7 +29,12 @@ pixels right of the last rectangle's left edge the suggestion starts
   where the two differ (BackSpace after typing, typing after BackSpace, the
   first key in a field whose caret was reported before it), the direction the
   rectangle moved tells which (Firefox: after BackSpace its rectangle moves
-  right).  Until then nothing is known to be late, but a field whose client
+  right).  IBus passes no repeated rectangle on to the engine, so a late
+  client's first rectangle in a field whose caret it reported before the
+  first key never comes (it is that one again: GTK 3's mousepad); then the
+  next two, read against that caret, tell: a late client's stand one
+  character width apart per character only if each tells the change before
+  its own.  Until then nothing is known to be late, but a field whose client
   said it had no caret before its first key (a rectangle of no size: Firefox
   says (0, 0, 0, 0) at focus) is placed as a late one's where the client is
   Gecko's (Firefox, Thunderbird) or the desktop did not name the application:
@@ -99,6 +104,11 @@ GECKO = ("firefox", "firefox-esr", "org.mozilla.firefox", "thunderbird", "org.mo
          "librewolf", "io.gitlab.librewolf-community", "waterfox", "floorp", "zen", "icecat")
 
 
+#: How far apart (a share of the wider) two widths per character may be and still be one line's text, when a
+#: field's first rectangles are fitted to its caret before the first key (:meth:`CaretTrail._fit_reference`);
+#: the other reading must be twice as far off.
+FIT = 0.2
+
 #: A fixed-width font: MONO_SAMPLES widths in a row all within a pixel of each other (English in a
 #: proportional font has a space, half as wide, or a narrow or wide letter (t, i, r, l, m, w) among any
 #: eight); then the field's advance is the mean of the last MONO_WIDTHS widths within a pixel of it (a
@@ -139,6 +149,7 @@ class CaretTrail:
         self._positions = [0]
         self._reports_since_change = 0
         self._firsts: dict[int, Rect] = {}  # change number -> its first rectangle (0: at a new field)
+        self._commits: set[int] = set()  # the changes that were the input method's commits
         #: the last rectangle and the position it tells if the client is late, and if it is on time
         self._last: Optional[tuple[Rect, int, int]] = None
         self._new_field = True
@@ -162,11 +173,12 @@ class CaretTrail:
         self._positions = [0]
         self._reports_since_change = 0
         self._firsts = {}
+        self._commits = set()
         self._last = None
         self._new_field = False
 
-    def changed(self, chars: int, line_break: bool = False) -> None:
-        """``chars`` characters were put before the caret (a key, a commit), or
+    def changed(self, chars: int, line_break: bool = False, commit: bool = False) -> None:
+        """``chars`` characters were put before the caret (a key; ``commit``: the input method's), or
         taken from before it (negative: BackSpace)."""
         with self._lock:
             if line_break or chars == 0:
@@ -174,6 +186,8 @@ class CaretTrail:
                 return
             self._positions.append(self._positions[-1] + chars)
             self._reports_since_change = 0
+            if commit:
+                self._commits.add(len(self._positions) - 1)
 
     def report(self, rect: Rect) -> None:
         """The client says its caret is at ``rect`` (one of no height says nothing of where, but before a
@@ -193,10 +207,16 @@ class CaretTrail:
                 # where a new field's caret is before any change: a reference; the latest one (GNOME Shell
                 # repeats the last application's caret at the focus-in, then the client says its own)
                 self._firsts[0] = rect
+            told = self._last[1] if self._last is not None else None
             if first:
                 self._firsts[change] = rect
-                self._decide(change, rect)
+                if change not in self._commits:  # after a commit a late client sends the right one too
+                    self._decide(change, rect)
             if_late = self._positions[change - 1] if first else self._positions[change]
+            if first and change in self._commits and told == if_late:
+                # a late client's first rectangle after a commit is where the last one already said (IBus
+                # passes no repeat on): this one is the right one, that follows it
+                if_late = self._positions[change]
             if_on_time = self._positions[change]
             last, self._last = self._last, (rect, if_late, if_on_time)
             if last is None:
@@ -223,6 +243,10 @@ class CaretTrail:
         way the previous change went (or not at all, after a new field's first
         rectangle).  Told only where the two differ."""
         before = self._firsts.get(change - 1)
+        if self.late is None and change > 1 and 1 not in self._firsts:  # the first key's never came
+            self._fit_reference(change, rect)
+            if self.late is not None:
+                return
         if before is None and change == 1 and self._new_field and self._blind and self.late is None:
             try:
                 app = self._app()
@@ -248,6 +272,39 @@ class CaretTrail:
             if self.late is not None:
                 self._widths.clear()  # measured on what the rectangles now contradict
             self.late = late
+
+    def _fit_reference(self, change: int, rect: Rect) -> None:
+        """Whether the client is late, where a new field's caret before any key (the reference) and the
+        first rectangles of two later changes on its line tell (lock held; characters only added). The
+        first key's rectangle never came: a late client's is the reference itself, and IBus passes no
+        repeat on (GTK 3's mousepad on GNOME 51: IBus got the same rectangle after the first key, the
+        engine did not). The reading that puts the three rectangles one character width apart per
+        character, as a line of text does, wins, where the other does not. Only the first two rectangles
+        after the reference are read: a client whose first one came late once and the next on time
+        (gnome-text-editor on KWin, which applied the first with the window's next commit) fits neither
+        there, and would fit the late reading over the characters after it."""
+        ref = self._firsts.get(0)
+        known = [c for c in self._firsts if 0 < c < change]
+        if ref is None or len(known) != 1 or ref[1] != rect[1] or self._firsts[known[0]][1] != rect[1]:
+            return  # told once, by the first two rectangles after the reference (a later one may be caught up)
+        if any(b <= a for a, b in zip(self._positions, self._positions[1:change + 1])) or \
+                any(c <= change for c in self._commits):
+            return  # not only typed characters: the direction rule tells instead
+        a, ra = known[0], self._firsts[known[0]]
+
+        def misfit(late: bool) -> float:
+            ia, ib = (self._positions[a - 1], self._positions[change - 1]) if late else \
+                (self._positions[a], self._positions[change])
+            if ia <= 0 or ib <= ia:
+                return 1.0
+            w1, w2 = (ra[0] - ref[0]) / ia, (rect[0] - ra[0]) / (ib - ia)
+            return abs(w1 - w2) / max(abs(w1), abs(w2), 1e-9)
+
+        late, on_time = misfit(True), misfit(False)
+        if min(late, on_time) <= FIT and max(late, on_time) >= 2 * FIT:
+            self.late = late < on_time
+            log.debug("the client reports its caret %s (its rectangles against its caret before the first key)",
+                      "a change late" if self.late else "on time")
 
     def _reading(self) -> bool:
         """Lock held: whether rectangles are read as a late client's: what is known, else what is assumed

@@ -396,7 +396,7 @@ class Engine:
         try:
             if self.frontend.shell is not None:
                 self.frontend.shell.caret_pending()  # draw the next suggestion where the caret goes
-            self.trail.changed(len(text), line_break="\n" in text)
+            self.trail.changed(len(text), line_break="\n" in text, commit=True)
             self.output.commit_text(text)
         except Exception as e:
             log.error("committing %d characters failed: %s", len(text), describe_exception(e))

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 
+import numpy
 from PIL import Image, ImageChops, ImageOps
 
 #: Around the region: the diff's box hugs the ink, OCR wants some margin.
@@ -190,6 +191,59 @@ def word_starts(a: pathlib.Path, b: pathlib.Path, box: list[int], char: float) -
         elif blank is not None:
             blank += 1
     return starts
+
+
+#: Brightness a pixel must differ from the field's background by to be ink, and from the same pixel of the
+#: other screenshot to have changed (as the session's diffs count them).
+INK, CHANGED = 40, 40
+#: Grey, not typed: ink fainter than this share of the typed text's contrast (the suggestion is drawn at
+#: about half of it; a caret or a typed letter is as dark as the text).
+GREY_SHARE = 0.75
+#: A caret: a column inked through this share of the line's height (a letter's stem stops short of it).
+CARET_SHARE = 0.85
+
+
+def ghost_placement(shown: pathlib.Path, tab: pathlib.Path, box: list[int], char: float) -> dict:
+    """Where the suggestion drawn in ``shown`` stands against the text Tab inserted in its place (``tab``),
+    read from the two screenshots alone, on the line ``box`` (x0, y0, x1, y1: where Tab changed the screen)
+    and ``2 * char`` to its left. ``ghost``: the first column of the suggestion's ink (grey pixels Tab
+    changed: a caret and typed letters are darker); ``inserted``: the first column of the inserted text's
+    (pixels Tab made darker); ``covered``: pixels of typed text within two characters right of the
+    suggestion's start (dark in both screenshots, so typed before Tab: a suggestion drawn over the last typed
+    letter leaves some of it dark there), not counting the caret; ``caret``: the first and last column of the
+    caret nearest the suggestion while it showed (inked the line's height through, and not after Tab; None
+    where it had blinked off): a suggestion drawn one character left begins a character before it."""
+    reach = round(2 * char)
+    x0, y0, x1, y1 = box[0] - reach - 2, box[1] - 2, box[2] + 2, box[3] + 2
+    a = numpy.asarray(Image.open(shown).convert("L").crop((x0, y0, x1, y1)), dtype=numpy.int16)
+    b = numpy.asarray(Image.open(tab).convert("L").crop((x0, y0, x1, y1)), dtype=numpy.int16)
+    bg = int(numpy.median(b))
+    ink_b = (bg - b) > INK
+    dark = GREY_SHARE * (numpy.percentile(bg - b[ink_b], 90) if ink_b.any() else 255)
+    changed = numpy.abs(a - b) > CHANGED
+    ink_a = (bg - a) > INK
+    rows = numpy.flatnonzero(ink_a.any(axis=1))
+    tall = CARET_SHARE * (int(rows[-1] - rows[0] + 1) if rows.size else 1)
+    # the caret while the suggestion showed: a column inked the line's height through, and not after Tab
+    bar = (ink_a.sum(axis=0) >= tall) & (ink_b.sum(axis=0) < tall)
+    grey = changed & ink_a & ((bg - a) < dark) & ~bar
+    darker = ink_b & ((a - b) > CHANGED)
+    g, t = (numpy.flatnonzero(m.any(axis=0)) for m in (grey, darker))
+    if g.size == 0 or t.size == 0:
+        return {"ghost": None, "inserted": None, "covered": 0, "caret": None}
+    first = int(g[0])
+    typed = ((bg - a) >= dark) & ((bg - b) >= dark) & ~changed
+    covered = int(typed[:, first:first + reach][:, ~bar[first:first + reach]].sum())
+    near = [int(x) for x in numpy.flatnonzero(bar) if abs(int(x) - first) <= reach]
+    caret = None
+    if near:
+        c0 = c1 = min(near, key=lambda x: abs(x - first))
+        while c0 - 1 in near:
+            c0 -= 1
+        while c1 + 1 in near:
+            c1 += 1
+        caret = [x0 + c0, x0 + c1]
+    return {"ghost": x0 + first, "inserted": x0 + int(t[0]), "covered": covered, "caret": caret}
 
 
 def _changed(a: pathlib.Path, b: pathlib.Path, box: tuple[int, int, int, int] | None = None) -> Image.Image:

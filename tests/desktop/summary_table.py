@@ -28,6 +28,7 @@ CHECKS = {
     "test_gnome_cuts_the_suggestion_at_a_narrow_windows_edge_and_tab_inserts_what_shows": "cut",
     "test_without_the_extension_or_the_effect_ibus_popup_shows_it": "popup",
     "test_default_config_at_typing_speed_tab_inserts_what_the_screen_showed": "user",
+    "test_default_config_a_fresh_fields_first_suggestion_starts_at_the_caret_over_no_typed_letter": "user-caret",
     "test_a_click_into_another_field_takes_the_suggestion_away": "click",
     "test_default_config_the_suggestion_stands_at_the_typed_text_and_esc_takes_it_away": "user-esc",
     "test_uninstall_leaves_the_system_as_install_found_it": "uninstall",

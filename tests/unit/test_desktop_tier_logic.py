@@ -261,3 +261,36 @@ def test_the_suggestion_is_read_without_the_typed_letters_beside_it(tmp_path):
     assert screen_text.read(shown, box) != ghost  # the margin alone: the "i"'s foot read as a character
     assert screen_text.read(shown, box, esc) == ghost
 
+
+def test_where_the_first_suggestion_stands_is_read_from_the_screen_before_and_after_tab(tmp_path):
+    """The user sessions' placement check on drawn text (DejaVu Sans Mono, an opaque grey suggestion drawn over
+    the field as the desktop plug-ins draw it): at the caret it begins where Tab's text begins and changes no
+    typed pixel; one character left it begins left of the caret and changes the last typed letter; 3 px right
+    it begins 3 px off."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from tests.desktop import screen_text
+    from tests.desktop.checks import CHAR_OF_HEIGHT, USER_COVER_SLACK, USER_START_SLACK
+    font, typed, ghost = ImageFont.truetype("DejaVuSansMono.ttf", 15), "text edi", "tor that"
+    caret = 20 + round(font.getlength(typed))
+    box = [caret, 8, caret + round(font.getlength(ghost)), 28]
+
+    def shot(name, ghost_at=None):
+        img = Image.new("RGB", (400, 40), (247, 247, 247))
+        draw = ImageDraw.Draw(img)
+        draw.text((20, 10), typed if ghost_at is not None else typed + ghost, font=font, fill=(29, 29, 29))
+        if ghost_at is not None:
+            draw.line([(caret, 9), (caret, 27)], fill=(0, 0, 0))
+            draw.text((ghost_at, 10), ghost, font=font, fill=(140, 140, 140))
+        img.save(tmp_path / name)
+        return tmp_path / name
+
+    tab, char = shot("tab.png"), CHAR_OF_HEIGHT * (box[3] - box[1])
+    at = screen_text.ghost_placement(shot("at.png", caret), tab, box, char)
+    assert abs(at["ghost"] - at["inserted"]) <= USER_START_SLACK and at["covered"] <= USER_COVER_SLACK
+    assert at["caret"] == [caret, caret] and caret <= at["ghost"] <= caret + 1 + USER_START_SLACK
+    left = screen_text.ghost_placement(shot("left.png", caret - round(font.getlength("i"))), tab, box, char)
+    assert left["caret"] == [caret, caret] and left["ghost"] < caret  # the caret drawn through it
+    assert left["covered"] > USER_COVER_SLACK  # the typed "i" left dark beside the grey "t" drawn over it
+    right = screen_text.ghost_placement(shot("right.png", caret + 3), tab, box, char)
+    assert right["ghost"] - right["inserted"] == 3

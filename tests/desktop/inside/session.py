@@ -1136,6 +1136,9 @@ def see_and_dismiss(desk, app: App, res: dict, shot: Callable[[str], str]) -> No
     """More of the phrase typed at the user's pace, the pause to read the suggestion, then Esc, as a user who
     does not want it: where the screen changed at Esc (the suggestion) against where the typed text went, and
     whether anything showed again after Esc."""
+    if app.saves:  # an editor or a message body: a new line (mousepad does not wrap: the line ran past its window)
+        desk.key("Return")
+        time.sleep(0.5)
     before = shot("4-before-more")
     res["typed_more"] = " Vim is a highly configurable text ed"  # words the model completes: a suggestion shows
     desk.type(res["typed_more"])

@@ -27,6 +27,12 @@ def focus(session, state, name: str) -> None:
     assert wait_until(lambda: read_state(state).get("focus") == name, timeout=10), name
 
 
+def not_focus_lines(log: str) -> str:
+    """The daemon's log without its AT-SPI focus lines (a red run's message showed nothing but them: sid's
+    suite, once in two runs, no suggestion after the name, cause not known)."""
+    return "\n".join(line for line in log.splitlines() if "AT-SPI focus" not in line)
+
+
 def suggestion_after(session, state, daemon, typed: str) -> str:
     """Type ``typed`` into the editor at a user's pace and return what Tab
     inserted after it ("" when nothing was suggested)."""
@@ -65,7 +71,7 @@ def test_words_of_ordinary_fields_come_back_and_secrets_never_do(qt_desktop, tmp
 
     # SmolLM2 alone finishes "Okonkwo-V" with "an" (`ghosttype complete`); the memory knows the name
     learned = suggestion_after(session, state, daemon, "Could you ask Brunhilde Okonkwo-V")
-    assert learned.startswith("asquez"), (learned, daemon.output()[-2000:])
+    assert learned.startswith("asquez"), (learned, not_focus_lines(daemon.output())[-3000:])
     secret = suggestion_after(session, state, daemon, " and Zygomorphic Quil")
     assert "feather" not in secret, secret
     master = suggestion_after(session, state, daemon, " or Thermocline Aber")

@@ -156,10 +156,11 @@ class AppLog:
                 f"{rects[-1][1]}, came {keys[-1] - rects[-1][0]} messages before that key)")
 
     def caret_late_to_its_text(self) -> str | None:
-        """Evidence that the application reports its caret a change late (GTK 3's mousepad): after two typed
-        characters in a row (a key press it received, or a character the input method committed), its last
-        text-input commit before the next one put the caret one character further in its surrounding text and
-        left its cursor rectangle where it was (the caret before that character)."""
+        """Evidence that the application reports its caret a change late (GTK 3's mousepad): of its text-input
+        states as each typed character (a key press it received, or a character the input method committed)
+        found them (its last commit before that character), two in a row whose surrounding text puts the caret
+        one character further and whose cursor rectangle stayed where it was: after a field's first character,
+        mousepad's rectangle is the one it reported at focus."""
         cursor, rect, settled, states = None, None, None, []
         for m in self.messages:
             typed = (not m.sent and ((m.iface == "wl_keyboard" and m.name == "key" and m.args.rstrip().endswith("1"))

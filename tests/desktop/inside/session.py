@@ -1121,9 +1121,6 @@ def scenario_user(desk, app: App, res: dict) -> None:
     elif app.saves:  # an editor: the user saves (the document or the draft is read back)
         desk.key("ctrl+s")
         time.sleep(2.0)
-    elif app.readback == "term":  # the shell's line: entered
-        desk.key("Return")
-        time.sleep(1.5)
     res["text"] = app.text("t" if app.readback == "page" else "")
     shot("3-end")
     if app.app in CLICK_APPS and desk.CLICKS:

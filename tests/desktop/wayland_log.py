@@ -161,19 +161,18 @@ class AppLog:
         found them (its last commit before that character), two in a row whose surrounding text puts the caret
         one character further and whose cursor rectangle stayed where it was: after a field's first character,
         mousepad's rectangle is the one it reported at focus."""
+        keys, rects = set(self._key_presses()), dict(self._rects())
         cursor, rect, settled, states = None, None, None, []
-        for m in self.messages:
-            typed = (not m.sent and ((m.iface == "wl_keyboard" and m.name == "key" and m.args.rstrip().endswith("1"))
-                                     or (m.iface == "zwp_text_input_v3" and m.name == "commit_string")))
-            if typed:
+        for i, m in enumerate(self.messages):
+            if i in keys or (not m.sent and m.iface == "zwp_text_input_v3" and m.name == "commit_string"):
                 if settled is not None:
                     states.append(settled)
                 settled = None
+            elif i in rects:
+                rect = rects[i]
             elif m.sent and m.iface == "zwp_text_input_v3":
                 if m.name == "set_surrounding_text" and m.args.count(",") >= 2:
                     cursor = int(m.args.rsplit(",", 2)[-2])
-                elif m.name == "set_cursor_rectangle":
-                    rect = tuple(int(v) for v in m.args.split(","))
                 elif m.name == "commit" and cursor is not None and rect is not None:
                     settled = (cursor, rect)
         if settled is not None:

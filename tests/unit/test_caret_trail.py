@@ -115,6 +115,43 @@ def test_an_on_time_client_whose_first_rectangle_came_after_the_second_key_is_no
         assert c.trail.late is None and c.drawn_at() == c.right()
 
 
+def test_an_on_time_client_whose_first_rectangles_lagged_a_key_is_placed_on_time_once_it_catches_up():
+    """gnome-text-editor on KWin with the machine busy (the desktop tier, CI): no rectangle after the first
+    key, then the next two each told the key before its own (KWin applied each with the window's next
+    commit), as a late client's do: the fit takes it for one.  Then it catches up: the rectangle between
+    never comes (the next stands two characters on), or it comes in the same change as the one after it.
+    Either undoes the fit, and the suggestion stands at the caret, not a character right of it."""
+    for catch_up in ("skip", "second"):
+        c = Client(CaretTrail(), 9, late=False)
+        c.focus()
+        c.change(1)
+        c.change(1)
+        c.send(c.rect(1))
+        c.change(1)
+        c.send(c.rect(2))
+        assert c.trail.late is True  # what the fit reads: two rectangles each a change behind
+        c.change(1)
+        if catch_up == "second":
+            c.send(c.rect(3))
+        c.send(c.rect(4))
+        assert c.trail.late is None, catch_up
+        for _ in range(5):
+            assert c.drawn_at() == c.right(), catch_up
+            c.key()
+        assert c.trail.late is None and c.drawn_at() == c.right()
+
+
+def test_a_late_client_stays_late_while_its_rectangles_come_one_per_change():
+    """What undoes the fit never comes from a late client whose rectangles keep up with the keys: one per
+    change, each one character past the last (mousepad on GNOME 51, a line of forty keys)."""
+    c = Client(CaretTrail(), 7, late=True)
+    c.focus()
+    for _ in range(40):
+        c.key()
+        assert c.drawn_at() == c.right() or c.chars < 3
+    assert c.trail.late is True
+
+
 def test_an_on_time_client_slower_than_the_keys_is_learned_to_be_on_time_from_its_caret_before_them():
     """A client that reported its first rectangle only after the second key, telling that key's caret (it
     was merely slow): the rectangles fit the caret before the first key as an on-time client's."""

@@ -34,7 +34,11 @@ pixels right of the last rectangle's left edge the suggestion starts
   first key never comes (it is that one again: GTK 3's mousepad); then the
   next two, read against that caret, tell: a late client's stand one
   character width apart per character only if each tells the change before
-  its own.  Until then nothing is known to be late, but a field whose client
+  its own.  A slow on-time client's can lag the same way for those keys
+  (gnome-text-editor on a busy KWin); what they told is undone when its
+  rectangles then come out of step, as a late client's never do (two in one
+  change, or one a change too far).  Until then nothing is known to be
+  late, but a field whose client
   said it had no caret before its first key (a rectangle of no size: Firefox
   says (0, 0, 0, 0) at focus) is placed as a late one's where the client is
   Gecko's (Firefox, Thunderbird) or the desktop did not name the application:
@@ -140,6 +144,8 @@ class CaretTrail:
         self._app = app
         self._lock = threading.Lock()
         self.late: Optional[bool] = None  #: the client reports each change's first rectangle late
+        #: ``late`` came from the fit to the caret before the first key: a rectangle out of step undoes it
+        self._fitted = False
         #: placed as a late client until its rectangles tell: it reported no caret before its first key
         self._assumed_late = False
         self._blind = False  #: the client said, before a new field's first key, that it has no caret yet
@@ -158,7 +164,7 @@ class CaretTrail:
         """Another field (or application): nothing learned holds."""
         with self._lock:
             self.late = None
-            self._assumed_late = self._blind = False
+            self._assumed_late = self._blind = self._fitted = False
             self._widths.clear()
             self._advances.clear()
             self._fixed = 0.0
@@ -208,6 +214,8 @@ class CaretTrail:
                 # repeats the last application's caret at the focus-in, then the client says its own)
                 self._firsts[0] = rect
             told = self._last[1] if self._last is not None else None
+            if self._fitted and change > 1 and change not in self._commits:
+                self._out_of_step(change, rect, first)
             if first:
                 self._firsts[change] = rect
                 if change not in self._commits:  # after a commit a late client sends the right one too
@@ -272,6 +280,7 @@ class CaretTrail:
             if self.late is not None:
                 self._widths.clear()  # measured on what the rectangles now contradict
             self.late = late
+        self._fitted = False  # told by the way the caret moved: it stands
 
     def _fit_reference(self, change: int, rect: Rect) -> None:
         """Whether the client is late, where a new field's caret before any key (the reference) and the
@@ -285,8 +294,8 @@ class CaretTrail:
         there, and would fit the late reading over the characters after it."""
         ref = self._firsts.get(0)
         known = [c for c in self._firsts if 0 < c < change]
-        if ref is None or len(known) != 1 or ref[1] != rect[1] or self._firsts[known[0]][1] != rect[1]:
-            return  # told once, by the first two rectangles after the reference (a later one may be caught up)
+        if ref is None or known != [change - 1] or ref[1] != rect[1] or self._firsts[known[0]][1] != rect[1]:
+            return  # told once, by the first rectangles of the two changes after the one that had none
         if any(b <= a for a, b in zip(self._positions, self._positions[1:change + 1])) or \
                 any(c <= change for c in self._commits):
             return  # not only typed characters: the direction rule tells instead
@@ -302,9 +311,34 @@ class CaretTrail:
 
         late, on_time = misfit(True), misfit(False)
         if min(late, on_time) <= FIT and max(late, on_time) >= 2 * FIT:
-            self.late = late < on_time
+            self.late, self._fitted = late < on_time, True
             log.debug("the client reports its caret %s (its rectangles against its caret before the first key)",
                       "a change late" if self.late else "on time")
+
+    def _out_of_step(self, change: int, rect: Rect, first: bool) -> None:
+        """Undo what the fit told (lock held; a typed change after the first): a client whose rectangles
+        stood a change behind for a few keys only because they came slowly (gnome-text-editor on KWin, the
+        machine busy with the first suggestions: the first two after the reference each told the key before
+        its own, as a late client's do) catches up, and then shows it: a second rectangle in one change (the
+        one that was still to come), or a first one a change's characters further than one change's
+        characters take (the one between never came).  A late client reports one rectangle per change,
+        each one change's characters past the last."""
+        last = self._last[0] if self._last is not None else None
+        if last is None or last[1] != rect[1]:
+            return
+        why = ""
+        if not first and change in self._firsts:
+            why = "a second rectangle in one change"
+        elif first and change - 1 in self._firsts and self._widths:
+            now = self._positions[change] - self._positions[change - 1]
+            then = self._positions[change - 1] - self._positions[change - 2]
+            width = statistics.median(self._widths)
+            if now == then > 0 and change - 1 not in self._commits and rect[0] - last[0] >= 1.5 * width * now:
+                why = "a rectangle a change further than its change"
+        if why:
+            log.debug("the client's rectangles came out of step (%s): not known to be late after all", why)
+            self.late, self._fitted = None, False
+            self._widths.clear()  # measured on the reading now in doubt
 
     def _reading(self) -> bool:
         """Lock held: whether rectangles are read as a late client's: what is known, else what is assumed

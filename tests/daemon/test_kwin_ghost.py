@@ -26,13 +26,21 @@ class KWin(Peer):
     connection, and tells the caret to whoever called ``Watch`` last."""
 
     def __init__(self, address: str, names: tuple[str, ...] = (KWIN_NAME, BUS_NAME)) -> None:
+        self.last: tuple[int, int, int, int] | None = None  #: the caret it told the watcher last
         super().__init__(address, names)
 
     def caret(self, x: int, y: int, w: int, h: int, to: str = "") -> None:
         """The focused field's caret moved: a Caret signal to the watcher alone (``to``: someone else)."""
+        if not to:
+            self.last = (x, y, w, h)
         msg = new_signal(DBusAddress(OBJECT_PATH, interface=BUS_NAME), "Caret", "iiii", (x, y, w, h))
         msg.header.fields[HeaderFields.destination] = to or self.watching
         self.conn.send(msg)
+
+    def served(self, member: str) -> None:
+        """As ghosteffect.cpp's Watch: the caret it has, told again to the watcher."""
+        if member == "Watch" and self.last is not None:
+            self.caret(*self.last)
 
     @property
     def watching(self) -> str:
@@ -153,6 +161,29 @@ def test_on_plasma_the_effect_draws_where_its_carets_say_the_next_character_goes
     assert out.aux == "" and out.preedit == ""  # not the popup, not the preedit
     assert press(engine, TAB) is True
     assert out.committed == ["lo world"]
+
+
+def test_a_caret_kwin_told_before_the_focus_in_is_told_again_and_a_late_client_is_placed_from_its_third_key(plasma):
+    """GTK 3's mousepad on Plasma reports its caret as its field gets the keyboard, and KWin's effect passes
+    that on before IBus tells the engine the focus moved (the kde session's logs): the field before heard
+    it, and the new field's trail, cleared at the focus-in, lost the one caret a late client's rectangles
+    can be read against before a BackSpace. The engine asks the effect again at each focus-in (Watch):
+    by the third key the client is known to be late and the suggestion stands where its caret is."""
+    rig, kwin, engine, out = plasma
+    kwin.caret(100, 40, 0, 18)  # the new field's caret before its first key, heard by the field before
+    assert wait_until(lambda: (engine.trail.shift() or Nothing).rect[0] == 100)
+    engine.focus_in("/org/freedesktop/IBus/InputContext_1", "wayland")  # the new field
+    assert wait_until(lambda: (engine.trail.shift() or Nothing).rect[0] == 100), "the caret was not told again"
+    for i, ch in enumerate("Say hel"):
+        type_text(engine, ch)
+        if i:  # after each key the caret before it: after the first, the one told already (KWin passes no repeat)
+            kwin.caret(100 + 12 * i, 40, 0, 18)
+            assert wait_until(lambda: (engine.trail.shift() or Nothing).rect[0] == 100 + 12 * i)
+    assert engine.trail.late is True
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    known, x, _y, dx, _advance = kwin.offsets[-1]
+    assert known and x + dx == 100 + 12 * 7  # where the caret is after the seventh key, not a character left
 
 
 def test_in_a_fixed_width_field_the_effect_hears_its_characters_advance(plasma):

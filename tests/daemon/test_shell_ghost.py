@@ -119,6 +119,10 @@ class Peer:
                     self.conn.send(new_method_return(msg, "bu", (self.drawn, n if self.drawn else 0)))
                 else:
                     self.conn.send(new_method_return(msg))
+                self.served(member)
+
+    def served(self, member: str) -> None:
+        """Called once a call of ``member`` is answered (the plug-ins' own follow-ups)."""
 
     def hidden(self) -> None:
         """The text left the screen: Hidden, to the engine that registered alone (as the plug-ins send it)."""

@@ -317,6 +317,8 @@ class Engine:
         log.debug("focus in (field %d, client %s)", self._field, self.client or "unnamed")
         self.controller.on_focus(self.focus_state())
         self.frontend.set_focused(self)
+        if self.frontend.shell is not None:
+            self.frontend.shell.recall_caret()  # KWin's effect told the field's caret before this focus-in
         self.publish_properties(update=False)
         self.output.require_surrounding_text()
 

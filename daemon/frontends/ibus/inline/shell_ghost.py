@@ -169,8 +169,7 @@ class ShellGhost:
 
     @property
     def stale(self) -> bool:
-        """KWin's effect said its caret is behind the application's; until it says where the caret
-        is (``Caret``), suggestions go to IBus's popup."""
+        """KWin's effect said its caret is behind the application's: suggestions go to IBus's popup until a Caret."""
         with self._lock:
             return self._stale
 
@@ -193,8 +192,7 @@ class ShellGhost:
         return self._conn is not None and bool(owner) and owner == self._linked \
             and self._compositor(owner) is not None
 
-    def _desktop(self) -> str:
-        """Whose display it is, for the log."""
+    def _desktop(self) -> str:  # whose display it is, for the log
         owner = self._owners[BUS_NAME]
         return "KWin effect" if owner and owner == self._owners[KWIN_NAME] else "GNOME Shell extension"
 
@@ -240,8 +238,7 @@ class ShellGhost:
         self._on_change()
 
     def _watch(self) -> None:
-        """(lock held) Ask KWin's effect for the focused field's carets (``Caret``, sent to this
-        connection alone); GNOME Shell's IBus sends them as ``SetCursorLocation`` instead."""
+        """(lock held) Ask KWin's effect for the field's carets (``Caret``, to us alone; GNOME's: SetCursorLocation)."""
         if self._present() and self._compositor(self._linked) == KWIN_NAME:
             self._send(self._conn, new_method_call(_plugin(self._linked), "Watch"), next(self._conn.outgoing_serial))
 
@@ -264,6 +261,11 @@ class ShellGhost:
         nothing is drawn: it would stand where the caret was, over the text."""
         with self._lock:
             self._await_caret = True
+
+    def recall_caret(self) -> None:
+        """A field got the focus: KWin's effect says its caret again (it told it before IBus told the engine)."""
+        with self._lock:
+            self._watch()
 
     def caret_moved(self, shift: Optional[Shift] = None) -> None:
         """The client reported its caret (GNOME Shell's panel hears it too);
@@ -340,13 +342,11 @@ class ShellGhost:
         font is not the application's); and again at each ``Visible``."""
         with self._lock:
             answer, refused = self._answer, bool(text) and text == self._declined
-            if refused:
-                pass
-            elif text in (self._wanted, self._deferred):
+            if not refused and text in (self._wanted, self._deferred):
                 self._listener = (text, drawn)
                 if answer is None or answer[0] != text:
                     return
-            elif answer is None or answer[0] != text:
+            elif not refused and (answer is None or answer[0] != text):
                 answer = (text, 0)  # not sent: nothing of it is drawn (mid-line, no extension)
         if refused:  # KWin's effect refused it (stale caret) before this listener came: the popup has it
             self._on_stale(text, drawn)
@@ -442,8 +442,7 @@ class ShellGhost:
             stale = kind == MessageType.error and fields.get(HeaderFields.error_name) == STALE_ERROR
             if stale:  # nothing drawn; the popup shows it until KWin says where the caret is
                 self._stale, self._declined = True, text
-                self._wanted = self._drawn = ""
-                self._answer, self._provisional = None, False
+                self._wanted, self._drawn, self._answer, self._provisional = "", "", None, False
             else:
                 ok = kind == MessageType.method_return and signature == SPEC.methods["Show"].outputs and msg.body[0]
                 chars = min(msg.body[1], total) if ok else 0

@@ -204,8 +204,11 @@ void GhostService::Watch()
         return;
     }
     m_watching = true;
-    if (const auto caret = m_effect->caret()) {
-        emitCaret(*caret);
+    // asked again at each focus-in: what KWin applied since (it may not have said) or what it had
+    if (!m_effect->follow()) {
+        if (const auto caret = m_effect->caret()) {
+            emitCaret(*caret);
+        }
     }
 }
 
@@ -273,6 +276,7 @@ GhostEffect::GhostEffect()
 {
     if (InputMethod *im = kwinApp()->inputMethod()) {
         connect(im, &InputMethod::cursorRectangleChanged, this, &GhostEffect::follow);
+        connect(im, &InputMethod::activeChanged, this, &GhostEffect::follow);
         connect(im, &InputMethod::activeWindowChanged, this, [this]() {
             m_caret.reset(); // another field's caret says nothing about this one
             lost();
@@ -345,7 +349,11 @@ void GhostEffect::watchSurface()
     m_pending.invalidate();
     if (SurfaceInterface *surface = waylandServer()->seat()->focusedTextInputSurface()) {
         m_surfaceCommit = connect(surface, &SurfaceInterface::committed, this, [this]() {
+            const bool applied = m_pending.isValid();
             m_pending.invalidate();
+            if (applied) {
+                follow(); // the text input's state took effect: its caret too, said or not
+            }
         });
     }
 }
@@ -403,25 +411,26 @@ void GhostEffect::refit(bool answering)
 
 // The caret moved (the application redrew after a key, or its window moved): the engine hears where,
 // and the suggestion follows it or goes when it no longer fits.
-void GhostEffect::follow()
+bool GhostEffect::follow()
 {
     InputMethod *im = kwinApp()->inputMethod();
     if (!im) {
-        return;
+        return false;
     }
     const RectF r = im->cursorRectangle(); // logical, global; empty: no field with a text input
     if (r.width() <= 0 && r.height() <= 0 && r.x() == 0 && r.y() == 0) {
-        return;
+        return false;
     }
     const QRect caret(std::lround(r.x()), std::lround(r.y()), std::lround(r.width()), std::lround(r.height()));
     if (m_caret == caret) {
-        return;
+        return false;
     }
     m_caret = caret;
     m_service->emitCaret(caret);
     if (!m_text.isEmpty()) {
         refit();
     }
+    return true;
 }
 
 std::optional<GhostEffect::Placed> GhostEffect::place() const

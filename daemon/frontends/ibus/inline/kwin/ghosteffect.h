@@ -125,6 +125,8 @@ public:
     {
         return m_caret;
     }
+    //! Reads KWin's caret; true when it moved (the engine heard where).
+    bool follow();
 
 private:
     struct Placed {
@@ -138,7 +140,6 @@ private:
     //! Places the text again; when it no longer fits it goes (Hidden when some was on screen).  Unless
     //! ``answering`` (Show answers with the count), the engine hears Visible when the count changed.
     void refit(bool answering = false);
-    void follow();
     void lost();
     void repaint();
     void watchSurface();

@@ -245,20 +245,6 @@ def xfail_where_the_app_did_not_report_its_caret(results: dict, app: str, what: 
     xfail_where_the_desktop_lost_the_caret(results, app)
 
 
-def xfail_where_kwin_had_no_caret_to_read_a_late_one_against(results: dict, app: str, what: str) -> None:
-    """On Plasma: the application's own Wayland log shows it reports its caret a change late (GTK 3's mousepad:
-    after a typed character its rectangle stays where the caret was before it), so before a BackSpace tells
-    which way its rectangles lag only the caret it reported before its first key could (on GNOME the engine
-    reads them against that one). KWin passes an input method no caret before a field's first key
-    (tests/desktop/upstream.md)."""
-    log = app_log(results, app)
-    on_kwin = results.get("desktop", "").startswith("kde")
-    evidence = log.caret_late_to_its_text() if log is not None and on_kwin else None
-    if evidence:
-        pytest.xfail(f"{app}: {what}; {evidence}; KWin passed no caret before the first key (upstream, "
-                     f"tests/desktop/upstream.md)")
-
-
 def complete_first_word(complete: list[dict], typed: str):
     """The first word of `ghosttype complete`'s shown suggestion for ``typed`` (None: it gave none)."""
     ref = [c for c in complete if c.get("text") == typed and c.get("suggestion", "").strip() and not c.get("suppressed")]
@@ -514,7 +500,6 @@ def check_user_first_suggestion_at_the_caret(results: dict, app: str) -> dict:
         what = (f"the suggestion began at x={at['ghost']}, the text Tab inserted at x={at['inserted']}, the caret "
                 f"stood at x={caret}")
         xfail_where_the_app_did_not_report_its_caret(results, app, what)
-        xfail_where_kwin_had_no_caret_to_read_a_late_one_against(results, app, what)
     assert not off_caret, (
         f"{app}: the first suggestion's ink began at x={at['ghost']}, the application's caret stands at x={caret[0]}"
         f"-{caret[1]}: {'left of it (over the typed text)' if at['ghost'] < caret[0] else 'apart from it'}; {where}")

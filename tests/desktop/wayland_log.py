@@ -155,34 +155,6 @@ class AppLog:
         return (f"its own Wayland log: no set_cursor_rectangle after its last key press (the last rectangle, "
                 f"{rects[-1][1]}, came {keys[-1] - rects[-1][0]} messages before that key)")
 
-    def caret_late_to_its_text(self) -> str | None:
-        """Evidence that the application reports its caret a change late (GTK 3's mousepad): of its text-input
-        states as each typed character (a key press it received, or a character the input method committed)
-        found them (its last commit before that character), two in a row whose surrounding text puts the caret
-        one character further and whose cursor rectangle stayed where it was: after a field's first character,
-        mousepad's rectangle is the one it reported at focus."""
-        keys, rects = set(self._key_presses()), dict(self._rects())
-        cursor, rect, settled, states = None, None, None, []
-        for i, m in enumerate(self.messages):
-            if i in keys or (not m.sent and m.iface == "zwp_text_input_v3" and m.name == "commit_string"):
-                if settled is not None:
-                    states.append(settled)
-                settled = None
-            elif i in rects:
-                rect = rects[i]
-            elif m.sent and m.iface == "zwp_text_input_v3":
-                if m.name == "set_surrounding_text" and m.args.count(",") >= 2:
-                    cursor = int(m.args.rsplit(",", 2)[-2])
-                elif m.name == "commit" and cursor is not None and rect is not None:
-                    settled = (cursor, rect)
-        if settled is not None:
-            states.append(settled)
-        for (c0, r0), (c1, r1) in zip(states, states[1:]):
-            if c1 == c0 + 1 and r1 == r0 and r1[3] > 0:
-                return (f"its own Wayland log: once a typed character had put its caret after character {c1}, its "
-                        f"cursor rectangle stayed at {r1}, where the caret after character {c0} was (a change late)")
-        return None
-
     def rectangle_never_committed(self) -> str | None:
         """Evidence that a compositor applying text-input-v3 state with the surface's commit (KWin) could not know
         the last caret: after the application's last cursor rectangle, it never committed the surface its text

@@ -294,31 +294,3 @@ def test_where_the_first_suggestion_stands_is_read_from_the_screen_before_and_af
     assert left["covered"] > USER_COVER_SLACK  # the typed "i" left dark beside the grey "t" drawn over it
     right = screen_text.ghost_placement(shot("right.png", caret + 3), tab, box, char)
     assert right["ghost"] - right["inserted"] == 3
-
-
-def test_a_caret_reported_a_change_late_is_told_from_the_applications_own_log():
-    """mousepad (GTK 3) on KWin, as its own Wayland log shows it: each character the input method commits, then
-    the surrounding text with the caret after it and the rectangle of the caret before it (after the first, the
-    one it reported at focus). gnome-text-editor commits a state with the old rectangle too, but its last state
-    before the next character has the new one."""
-    from tests.desktop.wayland_log import AppLog
-
-    def log(rect_after) -> AppLog:
-        lines = ['[10:00:00.000000]  -> wl_registry#2.bind(1, "wl_seat", 8, new id [unknown]#3)',
-                 '[10:00:00.000000]  -> zwp_text_input_v3#39.set_surrounding_text("", 0, 0)',  # the field at focus
-                 '[10:00:00.000000]  -> zwp_text_input_v3#39.set_cursor_rectangle(29, 89, 0, 18)',
-                 '[10:00:00.000000]  -> zwp_text_input_v3#39.commit()']
-        for n in range(1, 5):
-            t = f"[10:00:0{n}.000000]"
-            lines += [f"{t} zwp_text_input_v3#39.commit_string(\"x\")",
-                      f"{t}  -> zwp_text_input_v3#39.set_surrounding_text(\"{'x' * n}\", {n}, {n})",
-                      f"{t}  -> zwp_text_input_v3#39.set_cursor_rectangle({29 + 9 * (n - 1)}, 89, 0, 18)",
-                      f"{t}  -> zwp_text_input_v3#39.commit()"]
-            if rect_after:
-                lines += [f"{t}  -> zwp_text_input_v3#39.set_cursor_rectangle({29 + 9 * n}, 89, 0, 18)",
-                          f"{t}  -> zwp_text_input_v3#39.commit()"]
-        return AppLog("\n".join(lines))
-
-    late = log(rect_after=False).caret_late_to_its_text()
-    assert late and "after character 1" in late and "(29, 89, 0, 18)" in late
-    assert log(rect_after=True).caret_late_to_its_text() is None

@@ -164,11 +164,11 @@ def test_on_plasma_the_effect_draws_where_its_carets_say_the_next_character_goes
 
 
 def test_a_caret_kwin_told_before_the_focus_in_is_told_again_and_a_late_client_is_placed_from_its_third_key(plasma):
-    """GTK 3's mousepad on Plasma reports its caret as its field gets the keyboard, and KWin's effect passes
-    that on before IBus tells the engine the focus moved (the kde session's logs): the field before heard
-    it, and the new field's trail, cleared at the focus-in, lost the one caret a late client's rectangles
-    can be read against before a BackSpace. The engine asks the effect again at each focus-in (Watch):
-    by the third key the client is known to be late and the suggestion stands where its caret is."""
+    """GTK 3's mousepad on Plasma reports its caret as its field gets the keyboard: the one caret a late
+    client's rectangles can be read against before a BackSpace. Told before IBus tells the engine of the
+    focus-in, the field before hears it and the new field's trail, cleared at the focus-in, has none (and the
+    effect passes no repeat). The engine asks the effect again at each focus-in (Watch), which tells the caret
+    it reads then: by the third key the client is known to be late and the suggestion stands at its caret."""
     rig, kwin, engine, out = plasma
     kwin.caret(100, 40, 0, 18)  # the new field's caret before its first key, heard by the field before
     assert wait_until(lambda: (engine.trail.shift() or Nothing).rect[0] == 100)

@@ -318,7 +318,7 @@ class Engine:
         self.controller.on_focus(self.focus_state())
         self.frontend.set_focused(self)
         if self.frontend.shell is not None:
-            self.frontend.shell.recall_caret()  # KWin's effect told the field's caret before this focus-in
+            self.frontend.shell.recall_caret()  # KWin's effect: the new field's caret before its first key
         self.publish_properties(update=False)
         self.output.require_surrounding_text()
 

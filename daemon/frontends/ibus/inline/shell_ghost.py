@@ -263,7 +263,7 @@ class ShellGhost:
             self._await_caret = True
 
     def recall_caret(self) -> None:
-        """A field got the focus: KWin's effect says its caret again (it told it before IBus told the engine)."""
+        """A field got the focus: KWin's effect reads its caret and says it (it may have said none for it yet)."""
         with self._lock:
             self._watch()
 

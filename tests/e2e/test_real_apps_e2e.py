@@ -215,7 +215,9 @@ class Session:
         window = negative_window()
         assert stays(lambda: overlay_geometry(self.display) is None and self.shown_count() == shown
                      and len(self.accepted()) == accepted, window), \
-            f"{self.app.name}: {what} (within {window:.1f} s)\n" + self.log_tail()
+            (f"{self.app.name}: {what} (within {window:.1f} s; overlay at {overlay_geometry(self.display)}, "
+             f"{self.shown_count() - shown} shown, {len(self.accepted()) - accepted} accepted since)\n"
+             + self.log_tail())
 
     def visible_ghost(self, timeout: float = 2.0) -> Optional[tuple[int, int, int, int]]:
         """The overlay's geometry once the GUI has drawn it (two equal polls)."""

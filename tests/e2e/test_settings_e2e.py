@@ -71,6 +71,15 @@ def tray_menu(display: str, item: str, shot: str = "") -> None:
     assert wait_until(lambda: not _menu_open(display), timeout=20), f"the menu stayed open after {item}"
 
 
+def type_with_ghosttype_off(display: str, out: pathlib.Path, daemon: Daemon) -> None:
+    """Type " " + TYPED into the xterm where ghosttype is off: it arrives as typed (a red run shows the
+    file's tail and the daemon's log)."""
+    before = file_text(out)
+    xdotool(display, "type", "--delay", "60", " " + TYPED)
+    assert wait_until(lambda: file_text(out) == before + " " + TYPED, timeout=20), \
+        (repr(file_text(out)[len(before) - 5:]), daemon.output()[-3000:])
+
+
 def _menu_open(display: str) -> bool:
     """A popup menu is an override-redirect window of the daemon's: xdotool lists it by class."""
     out = subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "ghosttype"], env=x_env(display),
@@ -139,10 +148,7 @@ def test_off_in_the_application_from_the_tray_and_the_counts_of_the_session(tray
     config = daemon.config.read_text()
     assert config.startswith(COMMENTED) and load_config(daemon.config).is_denied("xterm"), config
     assert "capture off in this window (denylisted application)" in daemon.output()
-    before = file_text(out)
-    xdotool(display, "type", "--delay", "60", " " + TYPED)
-    assert wait_until(lambda: file_text(out) == before + " " + TYPED, timeout=20), \
-        (repr(file_text(out)[len(before) - 5:]), daemon.output()[-3000:])
+    type_with_ghosttype_off(display, out, daemon)
     window = negative_window()
     assert stays(lambda: overlay_geometry(display) is None, window), f"a ghost in xterm after Off within {window:.1f} s"
 
@@ -205,10 +211,7 @@ def test_a_change_made_in_the_settings_window_is_saved_and_obeyed(xvfb: str, tmp
             window.terminate()
             window.wait(timeout=10)
         xdotool(display, "windowfocus", "--sync", str(term.window))
-        before = file_text(out)
-        xdotool(display, "type", "--delay", "60", " " + TYPED)
-        assert wait_until(lambda: file_text(out) == before + " " + TYPED, timeout=20), \
-            (repr(file_text(out)[len(before) - 5:]), daemon.output()[-3000:])
+        type_with_ghosttype_off(display, out, daemon)
         seconds = negative_window()
         assert stays(lambda: overlay_geometry(display) is None, seconds), \
             f"a ghost while disabled within {seconds:.1f} s"

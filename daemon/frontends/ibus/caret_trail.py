@@ -40,8 +40,8 @@ pixels right of the last rectangle's left edge the suggestion starts
   change, or one a change too far).  Until then nothing is known to be late,
   but a field whose client said it had no caret before its first key (a
   rectangle of no size: Firefox says (0, 0, 0, 0) at focus) is placed as a
-  late one's where the client is
-  Gecko's (Firefox, Thunderbird) or the desktop did not name the application:
+  late one's where the client is Gecko's (Firefox, Thunderbird) or the
+  desktop did not name the application:
   of the clients of the desktop tier on GNOME 51 and KWin 6.7 (GTK 3 and 4,
   Qt, VTE, Chromium, Firefox, Thunderbird, kwrite, LibreOffice Writer) Firefox,
   Thunderbird and Writer do that, and only Gecko's are late.  Writer sends no

@@ -342,12 +342,13 @@ class ShellGhost:
         font is not the application's); and again at each ``Visible``."""
         with self._lock:
             answer, refused = self._answer, bool(text) and text == self._declined
-            if not refused and text in (self._wanted, self._deferred):
-                self._listener = (text, drawn)
-                if answer is None or answer[0] != text:
-                    return
-            elif not refused and (answer is None or answer[0] != text):
-                answer = (text, 0)  # not sent: nothing of it is drawn (mid-line, no extension)
+            if not refused:
+                if text in (self._wanted, self._deferred):
+                    self._listener = (text, drawn)
+                    if answer is None or answer[0] != text:
+                        return
+                elif answer is None or answer[0] != text:
+                    answer = (text, 0)  # not sent: nothing of it is drawn (mid-line, no extension)
         if refused:  # KWin's effect refused it (stale caret) before this listener came: the popup has it
             self._on_stale(text, drawn)
             return

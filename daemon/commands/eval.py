@@ -167,7 +167,8 @@ def add_parser(subparsers: Any) -> None:
                         "up to --context-chars)")
     u.add_argument("--learn-params", default=None, metavar="SPEC",
                    help="how much the memory is trusted, for benchmarks: comma-separated NAME=VALUE of "
-                        "lam_max, beta, min_order, ramp, max_order (daemon/memory/cache_lm.py)")
+                        "the fields of CacheParams (daemon/memory/cache_lm.py): lam_max, beta, min_order, ramp, "
+                        "max_order, and lam_word, beta_word, min_order_word, ramp_word for a word's continuation")
     add_server_arguments(p)
     t = p.add_argument_group("many typists (with --server)")
     t.add_argument("--typists", type=int, default=None, metavar="N",

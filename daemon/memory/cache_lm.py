@@ -72,11 +72,14 @@ class CacheParams:
     context: one half for a context seen once, near 1 for one that always
     went on the same way); 0 below ``min_order``.  After a token that ends
     in a letter or underscore, the followers that go on with the word (start
-    with one) are weighted with ``lam_word`` instead of ``lam_max``: how a word the
-    user wrote is spelled is what the memory knows best, and a model cannot
-    know a name it never saw.  (The row then is ``(1 - s) p_LM`` plus each
+    with one) have a schedule of their own (``lam_word``,
+    ``min_order_word``, ``ramp_word``, ``beta_word``): how a word the user
+    wrote is spelled is what the memory knows best, and a model cannot know
+    a name it never saw.  (The row then is ``(1 - s) p_LM`` plus each
     follower's ``lam_f * share_f``, with ``s`` the sum of those: still a
-    distribution.)"""
+    distribution.)  The shipped values, and weights that predict the text
+    better but save fewer keystrokes: ``daemon/evaluation/README.md``,
+    *Learning the user's words*."""
 
     max_order: int = 8  #: longest suffix looked up, in tokens
     min_order: int = 1  #: shorter matches do not change the row
@@ -84,26 +87,29 @@ class CacheParams:
     ramp: int = 2  #: match lengths (from min_order) until lam_max applies
     beta: float = 1.0  #: how much each distinct follower lowers the trust
     lam_word: float = 0.9  #: lam_max for followers that go on with a word
+    min_order_word: int = 1  #: min_order for them
+    ramp_word: int = 2  #: ramp for them
+    beta_word: float = 1.0  #: beta for them
 
     def __post_init__(self) -> None:
-        if not 1 <= self.min_order <= self.max_order:
-            raise ValueError("need 1 <= min_order <= max_order")
+        if not (1 <= self.min_order <= self.max_order and 1 <= self.min_order_word <= self.max_order):
+            raise ValueError("need 1 <= min_order, min_order_word <= max_order")
         if not (0.0 <= self.lam_max < 1.0 and 0.0 <= self.lam_word < 1.0):
             raise ValueError("lam_max and lam_word must be in [0, 1)")
-        if self.ramp < 1:
-            raise ValueError("ramp must be at least 1")
-        if self.beta <= 0:
-            raise ValueError("beta must be positive")
+        if self.ramp < 1 or self.ramp_word < 1:
+            raise ValueError("ramp and ramp_word must be at least 1")
+        if self.beta <= 0 or self.beta_word <= 0:
+            raise ValueError("beta and beta_word must be positive")
 
     def weight(self, order: int, count: int, distinct: int, in_word: bool = False) -> float:
         """``lam`` for a match of ``order`` tokens seen ``count`` times with
-        ``distinct`` different followers (``in_word``: its last token ends
-        with a word character)."""
-        if order < self.min_order or count <= 0:
+        ``distinct`` different followers (``in_word``: a follower that goes
+        on with the word the match's last token ends inside of)."""
+        top, least, ramp, beta = ((self.lam_word, self.min_order_word, self.ramp_word, self.beta_word) if in_word
+                                  else (self.lam_max, self.min_order, self.ramp, self.beta))
+        if order < least or count <= 0:
             return 0.0
-        length = min(1.0, (order - self.min_order + 1) / self.ramp)
-        top = self.lam_word if in_word else self.lam_max
-        return top * length * count / (count + self.beta * distinct)
+        return top * min(1.0, (order - least + 1) / ramp) * count / (count + beta * distinct)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -88,13 +88,34 @@ texts_st = st.lists(st.text(alphabet=LETTERS + " ", min_size=8, max_size=40).fil
                     max_size=4)
 
 
+def test_the_next_token_and_a_words_spelling_have_their_own_trust():
+    """The shipped trust (Witten-Bell's, full from a two-token match, a word's continuation at 0.9), and a
+    word's schedule set apart from the next token's."""
+    p = CacheParams()
+    assert p.weight(1, 3, 1) == pytest.approx(0.5 * 0.5 * 3 / 4)
+    assert p.weight(2, 1, 1) == pytest.approx(0.5 * 0.5)
+    assert p.weight(3, 1, 1, in_word=True) == pytest.approx(0.9 * 0.5)  # a name seen once
+    assert p.weight(3, 0, 0) == 0.0
+    q = CacheParams(lam_max=0.6, ramp=6, beta=16.0, min_order_word=2, ramp_word=2, beta_word=1.0)
+    assert q.weight(1, 10, 1) == pytest.approx(0.6 * (1 / 6) * 10 / 26)
+    assert q.weight(1, 5, 1, in_word=True) == 0.0  # one token says nothing of how the word goes on here
+    assert q.weight(2, 1, 1, in_word=True) == pytest.approx(0.9 * 0.5 * 0.5)
+    assert q.weight(3, 1, 1, in_word=True) == p.weight(3, 1, 1, in_word=True)
+    for bad in (dict(min_order_word=0), dict(ramp_word=0), dict(beta_word=0.0)):
+        with pytest.raises(ValueError):
+            CacheParams(**bad)
+
+
 @settings(max_examples=150, deadline=None)
 @given(texts=texts_st, queries=st.lists(st.text(alphabet=LETTERS + " ", max_size=12), min_size=1, max_size=6),
        lam_max=st.floats(0.0, 0.95), lam_word=st.floats(0.0, 0.95), min_order=st.integers(1, 3),
-       ramp=st.integers(1, 4), beta=st.floats(0.1, 3.0), seed=st.integers(0, 3))
+       ramp=st.integers(1, 6), beta=st.floats(0.1, 16.0), word=st.tuples(st.integers(1, 3), st.integers(1, 6),
+                                                                            st.floats(0.1, 16.0)),
+       seed=st.integers(0, 3))
 def test_rows_are_the_mixture_of_the_model_and_the_memory_and_stay_normalised(texts, queries, lam_max, lam_word,
-                                                                               min_order, ramp, beta, seed):
-    params = CacheParams(max_order=6, min_order=min_order, lam_max=lam_max, lam_word=lam_word, ramp=ramp, beta=beta)
+                                                                               min_order, ramp, beta, word, seed):
+    params = CacheParams(max_order=6, min_order=min_order, lam_max=lam_max, lam_word=lam_word, ramp=ramp, beta=beta,
+                         min_order_word=word[0], ramp_word=word[1], beta_word=word[2])
     memory = Memory()
     memory.extend(texts)
     base = char_lm(seed)

@@ -411,6 +411,11 @@ def test_a_fixed_width_field_gives_its_advance_and_a_proportional_one_none():
     assert qt.shift().advance == 0.0
 
 
+#: English typed into the fixed-width and proportional fields below
+ENGLISH = ("Vim is a highly configurable text editor that allows users to create and change any kind of "
+           "text very efficiently. It is included as vi with most UNIX systems and with Apple OS X.")
+
+
 def _typed(trail: CaretTrail, advances: list[float], late_pairs: tuple[int, ...] = (),
            lagging: tuple[int, ...] = ()) -> list[float]:
     """Types characters of these advances into a field on one line (a thin caret, on time; at each of
@@ -440,12 +445,10 @@ def test_english_in_a_proportional_font_is_never_taken_for_a_fixed_width_one():
     letters keep every window of sixteen widths from looking alike; DejaVu Sans Mono gives its advance from
     the ninth character, also with two of KWin's late rectangles among them."""
     from PIL import ImageFont
-    text = ("Vim is a highly configurable text editor that allows users to create and change any kind of "
-            "text very efficiently. It is included as vi with most UNIX systems and with Apple OS X.")
     sans = ImageFont.truetype("DejaVuSans.ttf", 13)
     mono = ImageFont.truetype("DejaVuSansMono.ttf", 13)
-    assert set(_typed(CaretTrail(), [sans.getlength(c) for c in text])) == {0.0}
-    fixed = _typed(CaretTrail(), [mono.getlength(c) for c in text], late_pairs=(20, 40))
+    assert set(_typed(CaretTrail(), [sans.getlength(c) for c in ENGLISH])) == {0.0}
+    fixed = _typed(CaretTrail(), [mono.getlength(c) for c in ENGLISH], late_pairs=(20, 40))
     assert set(fixed[:7]) == {0.0} and all(abs(a - mono.getlength("M")) < 0.3 for a in fixed[9:])
 
 
@@ -455,11 +458,9 @@ def test_a_fixed_width_field_is_told_through_rectangles_a_busy_kwin_passed_on_a_
     advance). DejaVu Sans Mono still gives its advance from the ninth character; DejaVu Sans, lagging the
     same way, none."""
     from PIL import ImageFont
-    text = ("Vim is a highly configurable text editor that allows users to create and change any kind of "
-            "text very efficiently. It is included as vi with most UNIX systems and with Apple OS X.")
     lagging = (2, 3, 4, 10, 11, 12, 13, 14, 40, 41)
     sans = ImageFont.truetype("DejaVuSans.ttf", 13)
     mono = ImageFont.truetype("DejaVuSansMono.ttf", 13)
-    assert set(_typed(CaretTrail(), [sans.getlength(c) for c in text], lagging=lagging)) == {0.0}
-    fixed = _typed(CaretTrail(), [mono.getlength(c) for c in text], lagging=lagging)
+    assert set(_typed(CaretTrail(), [sans.getlength(c) for c in ENGLISH], lagging=lagging)) == {0.0}
+    fixed = _typed(CaretTrail(), [mono.getlength(c) for c in ENGLISH], lagging=lagging)
     assert set(fixed[:7]) == {0.0} and all(abs(a - mono.getlength("M")) < 0.3 for a in fixed[8:])

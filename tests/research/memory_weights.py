@@ -29,7 +29,6 @@ memory helps the model predict the text, below 0 it hurts.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import pathlib
@@ -146,7 +145,7 @@ def sweep(cells: list[dict], choose_seed: int = 1, show_seed: int = 0, other_bou
     name_weight = previous.weight(3, 1, 1, True)
     best: Optional[tuple[float, CacheParams]] = None
     for values in itertools.product(*GRID.values()):
-        params = dataclasses.replace(CacheParams(), **dict(zip(GRID, values)))
+        params = CacheParams(**dict(zip(GRID, values)))
         if params.weight(3, 1, 1, True) < name_weight - 1e-9:
             continue
         found = scores(cells, params, choose_seed)

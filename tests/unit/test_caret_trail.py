@@ -416,6 +416,12 @@ ENGLISH = ("Vim is a highly configurable text editor that allows users to create
            "text very efficiently. It is included as vi with most UNIX systems and with Apple OS X.")
 
 
+def _fonts():
+    """DejaVu Sans and DejaVu Sans Mono at 13 px (the fonts the desktop tier's applications use)."""
+    from PIL import ImageFont
+    return ImageFont.truetype("DejaVuSans.ttf", 13), ImageFont.truetype("DejaVuSansMono.ttf", 13)
+
+
 def _typed(trail: CaretTrail, advances: list[float], late_pairs: tuple[int, ...] = (),
            lagging: tuple[int, ...] = ()) -> list[float]:
     """Types characters of these advances into a field on one line (a thin caret, on time; at each of
@@ -444,9 +450,7 @@ def test_english_in_a_proportional_font_is_never_taken_for_a_fixed_width_one():
     """DejaVu Sans at 13 px (the fonts the desktop tier's applications use): its spaces and narrow and wide
     letters keep every window of sixteen widths from looking alike; DejaVu Sans Mono gives its advance from
     the ninth character, also with two of KWin's late rectangles among them."""
-    from PIL import ImageFont
-    sans = ImageFont.truetype("DejaVuSans.ttf", 13)
-    mono = ImageFont.truetype("DejaVuSansMono.ttf", 13)
+    sans, mono = _fonts()
     assert set(_typed(CaretTrail(), [sans.getlength(c) for c in ENGLISH])) == {0.0}
     fixed = _typed(CaretTrail(), [mono.getlength(c) for c in ENGLISH], late_pairs=(20, 40))
     assert set(fixed[:7]) == {0.0} and all(abs(a - mono.getlength("M")) < 0.3 for a in fixed[9:])
@@ -457,10 +461,8 @@ def test_a_fixed_width_field_is_told_through_rectangles_a_busy_kwin_passed_on_a_
     rectangle is the one of the key before, and the one between is never told (widths of 0, then twice the
     advance). DejaVu Sans Mono still gives its advance from the ninth character; DejaVu Sans, lagging the
     same way, none."""
-    from PIL import ImageFont
     lagging = (2, 3, 4, 10, 11, 12, 13, 14, 40, 41)
-    sans = ImageFont.truetype("DejaVuSans.ttf", 13)
-    mono = ImageFont.truetype("DejaVuSansMono.ttf", 13)
+    sans, mono = _fonts()
     assert set(_typed(CaretTrail(), [sans.getlength(c) for c in ENGLISH], lagging=lagging)) == {0.0}
     fixed = _typed(CaretTrail(), [mono.getlength(c) for c in ENGLISH], lagging=lagging)
     assert set(fixed[:7]) == {0.0} and all(abs(a - mono.getlength("M")) < 0.3 for a in fixed[8:])

@@ -12,7 +12,8 @@ from daemon.memory.cache_lm import CacheIndex, CacheParams, mix_row
 from tests.research.memory_weights import gains, summary
 
 VOCAB = 6
-PARAMS = [CacheParams(), CacheParams(lam_max=0.5, ramp=2, beta=1.0, min_order_word=1, ramp_word=2),
+#: the shipped weights, the ones chosen offline (daemon/evaluation/README.md), and others far from both
+PARAMS = [CacheParams(), CacheParams(lam_max=0.6, ramp=6, beta=16.0, min_order_word=2, ramp_word=2),
           CacheParams(lam_max=0.9, min_order=2, ramp=1, beta=0.5, lam_word=0.3, min_order_word=3, ramp_word=4)]
 
 

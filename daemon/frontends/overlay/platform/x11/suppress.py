@@ -252,9 +252,12 @@ class X11KeySuppressor:
                 continue
             # The press activated a keyboard grab lasting until the key is
             # released; give the keyboard back now so that text typed in
-            # response goes to the application.
+            # response goes to the application. A round trip, not a flush: the
+            # text is typed on another connection, and the server may read that
+            # one first; keys it gets while the grab still holds come here and
+            # are lost (an accept-word in Firefox on a busy CI machine).
             self._display.ungrab_keyboard(event.time)
-            self._display.flush()
+            self._display.sync()
             on_key = self._on_key if self._armed else None
             consumed: object = False
             if on_key is not None:

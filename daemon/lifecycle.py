@@ -30,7 +30,7 @@ from typing import Callable, Optional, Protocol, Sequence
 from daemon.config import Config
 from daemon.config_watch import ConfigWatcher
 from daemon.controller import Controller
-from daemon.logsetup import set_level, setup_logging
+from daemon.logsetup import dump_stacks_on_fault, set_level, setup_logging
 from daemon.memory.forget import ForgetWatcher
 from daemon.memory.persist import MemoryKeeper
 from daemon.memory.store import Memory
@@ -83,7 +83,8 @@ class Lifecycle:
     def load(self) -> Config:
         """The config to start with; sets up logging at its level."""
         self._config, self.config_error = load_startup_config(self.config_path, self.overrides)
-        setup_logging(self.log_level or self._config.log_level)
+        log_file = setup_logging(self.log_level or self._config.log_level)
+        dump_stacks_on_fault(log_file.parent if log_file is not None else None)
         if self.config_error:
             self.log.error("config: %s (using defaults until it is fixed)", self.config_error.splitlines()[0])
         return self._config

@@ -11,15 +11,19 @@ applications used and when.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import logging.handlers
 import os
+import signal
 import pathlib
 import sys
 from typing import Optional, Union
 
 APP_NAME = "ghosttype"
 LOG_FILENAME = "ghosttype.log"
+#: Beside the log: the threads' stacks at a fatal signal (a crash in llama.cpp, say) or on SIGUSR1.
+STACKS_FILENAME = "stacks.txt"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _HANDLER_TAG = "_ghosttype_handler"
 #: The logger of the daemon's status lines (see ``daemon.notices``).
@@ -115,3 +119,28 @@ def set_level(level: Union[str, int]) -> None:
     logging.getLogger(STATUS_LOGGER).setLevel(logging.INFO if lvl <= logging.WARNING else lvl)
     for name in QUIET_LIBRARIES:
         logging.getLogger(name).setLevel(max(lvl, logging.WARNING))
+
+
+def dump_stacks_on_fault(log_dir: Optional[Union[str, pathlib.Path]] = None) -> Optional[pathlib.Path]:
+    """Where the process dies of a fatal signal (SIGSEGV, SIGABRT, ...), or is sent SIGUSR1 (a process that
+    stopped answering, e.g. an IBus engine that gets no focus), every thread's stack goes to ``stacks.txt``
+    beside the log (0600): file names, functions and line numbers, never a value, so never typed text.
+    Returns the file (None where it cannot be opened; nothing is dumped then)."""
+    directory = pathlib.Path(log_dir) if log_dir is not None else default_log_dir()
+    try:
+        private_dir(directory)
+        path = directory / STACKS_FILENAME
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)
+    except OSError:
+        return None
+    stream = os.fdopen(fd, "a", encoding="utf-8")
+    faulthandler.enable(file=stream, all_threads=True)
+    if hasattr(signal, "SIGUSR1"):  # not on Windows
+        faulthandler.register(signal.SIGUSR1, file=stream, all_threads=True, chain=False)
+    global _stacks_stream
+    _stacks_stream = stream  # faulthandler writes to its descriptor: it must stay open
+    return path
+
+
+_stacks_stream = None

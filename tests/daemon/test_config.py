@@ -5,6 +5,9 @@ import dataclasses
 import logging
 import logging.handlers
 import os
+import pathlib
+import subprocess
+import sys
 import threading
 import time
 
@@ -345,3 +348,30 @@ def test_learn_defaults_to_session_and_takes_only_its_three_values():
         assert str(e.value) == f"t.toml:2: learn: {says}", str(e.value)
     assert '# learn = "session"' in default_template()
     assert "ghosttype forget" in dict((f.name, f.metadata["doc"]) for f in dataclasses.fields(Config))["learn"]
+
+
+def _stacks_of(tmp_path, code: str) -> tuple[str, str]:
+    """Run ``code`` after ``dump_stacks_on_fault`` in a fresh interpreter; the stacks file and its mode."""
+    folder = tmp_path / "log"
+    prog = ("import os, signal, sys, threading, time\n"
+            "from daemon.logsetup import dump_stacks_on_fault\n"
+            f"path = dump_stacks_on_fault({str(folder)!r})\n"
+            "def worker_loop():\n    time.sleep(30)\n"
+            "threading.Thread(target=worker_loop, daemon=True).start()\n" + code)
+    subprocess.run([sys.executable, "-c", prog], cwd=pathlib.Path(__file__).resolve().parents[2],
+                   capture_output=True, timeout=60)
+    stacks = folder / "stacks.txt"
+    return stacks.read_text(), oct(stacks.stat().st_mode & 0o777)
+
+
+def test_a_hung_or_crashed_process_leaves_its_threads_stacks_beside_the_log(tmp_path):
+    """SIGUSR1 (the desktop tier sends it to an engine that stopped answering) and a fatal signal (a crash in
+    llama.cpp) each leave every thread's stack in stacks.txt, the user's alone; the process lives on after
+    SIGUSR1."""
+    text, mode = _stacks_of(tmp_path, "os.kill(os.getpid(), signal.SIGUSR1)\ntime.sleep(0.2)\n"
+                                      "open(path.with_name('alive'), 'w').close()\n")
+    assert mode == "0o600"
+    assert "worker_loop" in text and "<module>" in text
+    assert (tmp_path / "log" / "alive").exists()
+    text, _ = _stacks_of(tmp_path, "import ctypes\nctypes.string_at(0)\n")
+    assert "Segmentation fault" in text and text.count("worker_loop") == 2

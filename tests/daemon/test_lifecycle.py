@@ -51,6 +51,7 @@ def rig(tmp_path, monkeypatch):
 
     monkeypatch.setattr(lifecycle_module, "new_worker", new_worker)
     monkeypatch.setattr(lifecycle_module, "setup_logging", lambda level: None)
+    monkeypatch.setattr(lifecycle_module, "dump_stacks_on_fault", lambda log_dir: None)
     monkeypatch.setattr(lifecycle_module, "set_level", lambda level: None)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the stats file
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # a memory file (none with learn = "session")
@@ -102,6 +103,7 @@ def test_config_errors_reach_the_controller_and_notify_once(rig):
 
 def test_a_bad_file_at_start_up_runs_on_the_defaults_and_says_so(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(lifecycle_module, "setup_logging", lambda level: None)
+    monkeypatch.setattr(lifecycle_module, "dump_stacks_on_fault", lambda log_dir: None)
     path = tmp_path / "config.toml"
     path.write_text("beam_width = 99\n")
     lc = Lifecycle(path, {})

@@ -256,3 +256,11 @@ def test_off_in_an_application_turns_suggestions_off_there_and_leaves_the_next_o
     off, on = OFF[desktop]
     checks.check_off_in_the_application(results, off)
     checks.check_on_beside_an_application_off(results, on)
+
+
+@pytest.mark.parametrize("desktop", sorted(SCENARIOS))
+def test_the_input_method_served_every_scenario(desktops, desktop):
+    """The same ibus-daemon and engine served each scenario from start to end (each scenario's checks fail on a
+    change under it too). Where the desktop replaced a crashed input method under a scenario, the session ran it
+    once more: that passes here only as an xfail on the desktop's own log naming IBus's crash."""
+    checks.check_input_method_served_every_scenario(desktops(desktop, SCENARIOS[desktop]))

@@ -126,12 +126,30 @@ STALE = "KWin's caret is behind the application's"
 CARET = re.compile(r"cursor location \((-?\d+), (-?\d+), (\d+), (\d+)\)")
 
 
+#: The most lines :func:`elines` has read: the marks into the log are line counts, and must stay valid.
+_ELINES_READ = 0
+
+
 def elines() -> list[str]:
-    try:
-        with open(ELOG, encoding="utf-8", errors="replace") as f:
-            return f.read().splitlines()
-    except FileNotFoundError:
-        return []
+    """The engine's log, the files it rotated out first (ghosttype.log.3 .. .1, at 1 MB each: a long session
+    writes more than one), so that a line count taken as a mark still points at the same line later."""
+    global _ELINES_READ
+    for attempt in range(3):  # read again when the engine rotated its files while they were read
+        lines: list[str] = []
+        for path in [f"{ELOG}.{n}" for n in (3, 2, 1)] + [ELOG]:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    lines += f.read().splitlines()
+            except FileNotFoundError:
+                pass
+        if len(lines) >= _ELINES_READ:
+            break
+        time.sleep(0.2)
+    if len(lines) < _ELINES_READ:  # the oldest file was dropped: every mark taken so far is off
+        raise RuntimeError(f"the engine's log shrank from {_ELINES_READ} to {len(lines)} lines (rotated past its "
+                           f"last kept file): marks into it no longer hold")
+    _ELINES_READ = len(lines)
+    return lines
 
 
 def shown_after(mark: int) -> list[tuple[str, int]]:
@@ -354,6 +372,7 @@ class Gnome:
 
     def __init__(self, out: str):
         self.out = out
+        self.log = f"{out}/gnome-shell.log"  #: the desktop's own log
         # the top bar's clock (IBus's popup may be drawn anywhere else, even up there)
         self.MASK = tuple(round(v * self.SCALE) for v in (380, 0, 644, 36))
         self.CELL = round(CELL * self.SCALE)
@@ -381,10 +400,10 @@ class Gnome:
         env = dict(ENV, XDG_SESSION_TYPE="wayland")
         monitor = "x".join(map(str, self.SCREEN))
         self.shell = spawn(["gnome-shell", "--wayland", "--no-x11", "--headless", "--virtual-monitor", monitor],
-                           f"{self.out}/gnome-shell.log", env=env)
+                           self.log, env=env)
         if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-0") or self.shell.poll() is not None, 60) \
                 or self.shell.poll() is not None:
-            raise SetupError("gnome-shell did not start: " + tail(f"{self.out}/gnome-shell.log"))
+            raise SetupError("gnome-shell did not start: " + tail(self.log))
         note("gnome-shell up")
         ENV["WAYLAND_DISPLAY"] = "wayland-0"  # ibus finds its daemon's socket by the display's name
         eng = wait_for(lambda: ibus_engine() == "ghosttype", 40)
@@ -532,6 +551,7 @@ class Kde:
 
     def __init__(self, out: str):
         self.out = out
+        self.log = f"{out}/kwin.log"  #: the desktop's own log
         self.CELL = round(CELL * self.SCALE)
         self.monitors: list = []  #: what KWin announced (wl_output): (name, x, y, scale) per output
         self.app_env = dict(ENV, WAYLAND_DISPLAY="wayland-kde", QT_QPA_PLATFORM="wayland", GDK_BACKEND="wayland",
@@ -556,10 +576,10 @@ class Kde:
         # the lock session keeps KWin's screen locker (kscreenlocker, unlocked through fake_logind.py)
         lock = [] if LOCK else ["--no-lockscreen"]
         self.kwin = spawn(["kwin_wayland", "--x11-display", ":77", *lock, "--socket", "wayland-kde",
-                           "--width", str(self.SCREEN[0]), "--height", str(self.SCREEN[1])], f"{self.out}/kwin.log", env=env)
+                           "--width", str(self.SCREEN[0]), "--height", str(self.SCREEN[1])], self.log, env=env)
         if not wait_for(lambda: os.path.exists(f"{RUNDIR}/wayland-kde") or self.kwin.poll() is not None, 30) \
                 or self.kwin.poll() is not None:
-            raise SetupError("kwin_wayland did not start: " + tail(f"{self.out}/kwin.log"))
+            raise SetupError("kwin_wayland did not start: " + tail(self.log))
         note("kwin up")
         self.bus = Gio.bus_get_sync(Gio.BusType.SESSION)  # KWin's names on the session bus (the lock scenario)
         if not wait_for(lambda: (ibus_address() or "(null)") != "(null)", 30):
@@ -1551,9 +1571,111 @@ def after_setup(desktop: str) -> dict:
 
 
 def _engine_pids() -> list[int]:
-    r = subprocess.run(["pgrep", "-u", str(os.getuid()), "-f", "ghosttype ibus run --ibus"], capture_output=True,
-                       text=True)
+    # "ghosttype ibus run --ibus" (the package's script) or "python -m daemon ibus run --ibus" (the README's venv)
+    r = subprocess.run(["pgrep", "-u", str(os.getuid()), "-f", "ibus run --ibus"], capture_output=True, text=True)
     return sorted(int(p) for p in r.stdout.split())
+
+
+def watch_carets(out: str) -> None:
+    """A monitor of the carets the desktop passes to IBus, on IBus's own bus (IBus dispatches every call to a
+    matching rule): the outside record of what the compositor told the input method (ibus_carets.py)."""
+    spawn(["dbus-monitor", "--address", ibus_address(),
+           "type='method_call',interface='org.freedesktop.IBus.InputContext',member='SetCursorLocation'",
+           "type='method_call',interface='org.freedesktop.IBus.InputContext',member='SetCursorLocationRelative'"],
+          f"{out}/ibus-carets.log")
+
+
+def choose_engine_again(out: str, lost: dict) -> None:
+    """After the input method or the engine went (``lost``): ghosttype chosen again with `ibus engine` (what
+    IBus's preferences do) until an engine process serves it, a new one ready for keys; a new ibus-daemon
+    gets a new monitor of its carets."""
+    mark = len(elines())
+
+    def chosen() -> bool:
+        if ibus_engine() == "ghosttype" and _engine_pids():
+            return True
+        subprocess.run(["ibus", "engine", "ghosttype"], env=ENV, capture_output=True, timeout=20)
+        return False
+    if not wait_for(chosen, 40, 0.5):
+        note(f"ghosttype could not be chosen again: {input_method()}")
+        return
+    if _engine_pids() != lost["before"]["engine"]:
+        wait_for(lambda: any("status: ready" in line for line in elines()[mark:]), 120)
+    if input_method()["ibus_daemon"] != lost["before"]["ibus_daemon"]:
+        watch_carets(out)
+    note(f"ghosttype chosen again: {input_method()}")
+
+
+def input_method() -> dict:
+    """Who serves the keys now: ibus-daemon's process, the engine's, and the engine IBus has selected."""
+    r = subprocess.run(["pgrep", "-u", str(os.getuid()), "-x", "ibus-daemon"], capture_output=True, text=True)
+    return {"ibus_daemon": sorted(int(p) for p in r.stdout.split()), "engine": _engine_pids(),
+            "selected": ibus_engine()}
+
+
+#: What a desktop's log says when its input method or the engine went (KWin restarts a crashed input method).
+IM_TROUBLE = re.compile(r"crash|Input Method|ibus-daemon|SIGSEGV|SIGABRT|Traceback", re.I)
+
+
+def input_method_lost(desk, before: dict, marks: dict) -> dict | None:
+    """After a scenario: None when the same ibus-daemon and engine still serve the keys as before it; else
+    what changed, and what the desktop's log, the engine's log (no text) and its stacks at a crash said
+    meanwhile."""
+    after = input_method()
+    if after != before:  # `ibus engine` may fail once in a busy moment: read again before calling it lost
+        time.sleep(1.0)
+        after = input_method()
+    if after == before:
+        return None
+    try:
+        with open(desk.log, errors="replace") as f:
+            desktop_lines = f.read().splitlines()[marks["desktop"]:]
+    except OSError:
+        desktop_lines = []
+    return {"before": before, "after": after,
+            "desktop_log": [line[:300] for line in desktop_lines if IM_TROUBLE.search(line)][-12:],
+            "engine_log": [line[:300] for line in elines()[marks["engine"]:]
+                           if " ERROR " in line or " CRITICAL " in line or "Traceback" in line][-12:],
+            "engine_crash": stacks_since(marks["stacks"])}
+
+
+#: Where the engine writes every thread's stack when it dies of a fatal signal or is sent SIGUSR1 (names and
+#: lines of code, no value).
+STACKS = os.path.join(os.path.dirname(ELOG), "stacks.txt")
+
+
+def stacks_since(start: int) -> str:
+    """What the engine wrote to stacks.txt after byte ``start`` (its end: the dump's last thread, the one that
+    failed, comes first)."""
+    try:
+        with open(STACKS, errors="replace") as f:
+            f.seek(start)
+            return f.read()[:6000]
+    except OSError:
+        return ""
+
+
+def engine_stacks() -> str:
+    """Every thread's stack in each running engine (SIGUSR1): what an engine that stops answering is doing."""
+    start = os.path.getsize(STACKS) if os.path.exists(STACKS) else 0
+    for pid in _engine_pids():
+        try:
+            os.kill(pid, signal.SIGUSR1)
+        except OSError:
+            pass
+    time.sleep(1.0)
+    return stacks_since(start) or "(none written)"
+
+
+def log_marks(desk) -> dict:
+    """Where the desktop's log, the engine's log (line counts) and the engine's stacks.txt (bytes) stand now."""
+    try:
+        with open(desk.log, errors="replace") as f:
+            desktop = len(f.read().splitlines())
+    except OSError:
+        desktop = 0
+    return {"desktop": desktop, "engine": len(elines()),
+            "stacks": os.path.getsize(STACKS) if os.path.exists(STACKS) else 0}
 
 
 def upgrade_while_running(desktop: str) -> dict:
@@ -1596,6 +1718,56 @@ def purge_while_running(desk, desktop: str) -> dict:
             "desktop": compositor is not None and compositor.poll() is None,
             "settings_before": {k: v for k, v in before.items() if k != "engine"},
             "settings_after": {k: v for k, v in after.items() if k != "engine"}}
+
+
+def run_scenario(desk, scen: str, out: str) -> dict:
+    """One scenario, start to end; its record. ``input_method_lost`` in it: the input method changed under it
+    (the engine is chosen again afterwards, so the next scenario tests it)."""
+    t = time.monotonic()
+    res: dict = {"app": scen}
+    app = App(desk, scen, out)
+    im_before, marks = input_method(), log_marks(desk)
+    try:
+        app.launch()
+        res["ready"] = app.wait_ready()
+        note(f"{scen}: {res['ready']}")
+        if res["ready"].startswith("no focus-in") and app.procs[-1].poll() is None:
+            res["engine_stacks"] = engine_stacks()  # the application runs; the engine told of no focus
+        if app.password:
+            scenario_password(desk, app, res)
+        elif app.jump:
+            scenario_jump(desk, app, res)
+        elif app.sudo:
+            scenario_sudo(desk, app, res)
+        elif app.foreign:
+            scenario_foreign(desk, app, res)
+        elif app.lock:
+            scenario_lock(desk, app, res)
+        elif app.window == "shrink":
+            scenario_shrink(desk, app, res)
+        elif app.off:
+            scenario_off(desk, app, res)
+        elif app.on:
+            scenario_on(desk, app, res)
+        elif LAYOUT:
+            scenario_layout(desk, app, res)
+        elif USER:
+            scenario_user(desk, app, res)
+        else:
+            scenario_normal(desk, app, res)
+    except Exception:
+        res["error"] = traceback.format_exc()[-1500:]
+    finally:
+        app.close()
+        if not os.environ.get("GT_NO_ENGINE") and (lost := input_method_lost(desk, im_before, marks)):
+            if lost["after"]["engine"]:
+                lost["engine_stacks"] = engine_stacks()
+            res["input_method_lost"] = lost
+            note(f"{scen}: the input method changed under it: {lost['before']} -> {lost['after']}")
+            choose_engine_again(out, lost)
+        res["seconds"] = round(time.monotonic() - t, 1)
+        note(f"{scen}: done in {res['seconds']} s: {res.get('text')!r}")
+    return res
 
 
 def main() -> int:
@@ -1658,13 +1830,7 @@ def main() -> int:
             results["setup"]["ghosttype setup"] = dict(SETUP_RECORD, after=after_setup(desktop))
             results["upgraded_while_running"] = upgrade_while_running(desktop)
         desk.settle()
-        # the carets the desktop passes to IBus, read off IBus's own bus by a monitor (IBus dispatches every
-        # call to a matching rule): the outside record of what the compositor told the input method
-        # (tests/desktop/ibus_carets.py)
-        spawn(["dbus-monitor", "--address", ibus_address(),
-               "type='method_call',interface='org.freedesktop.IBus.InputContext',member='SetCursorLocation'",
-               "type='method_call',interface='org.freedesktop.IBus.InputContext',member='SetCursorLocationRelative'"],
-              f"{out}/ibus-carets.log")
+        watch_carets(out)
         note(f"{desktop} and engine ready")
     except Exception as e:
         results["setup"] = {"ok": False, "error": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - t_start, 1),
@@ -1674,44 +1840,20 @@ def main() -> int:
         return 1
     save()
     for scen in scenarios:
-        t = time.monotonic()
-        res: dict = {"app": scen}
+        res = run_scenario(desk, scen, out)
         results["scenarios"][scen] = res
-        app = App(desk, scen, out)
-        try:
-            app.launch()
-            res["ready"] = app.wait_ready()
-            note(f"{scen}: {res['ready']}")
-            if app.password:
-                scenario_password(desk, app, res)
-            elif app.jump:
-                scenario_jump(desk, app, res)
-            elif app.sudo:
-                scenario_sudo(desk, app, res)
-            elif app.foreign:
-                scenario_foreign(desk, app, res)
-            elif app.lock:
-                scenario_lock(desk, app, res)
-            elif app.window == "shrink":
-                scenario_shrink(desk, app, res)
-            elif app.off:
-                scenario_off(desk, app, res)
-            elif app.on:
-                scenario_on(desk, app, res)
-            elif LAYOUT:
-                scenario_layout(desk, app, res)
-            elif USER:
-                scenario_user(desk, app, res)
-            else:
-                scenario_normal(desk, app, res)
-        except Exception:
-            res["error"] = traceback.format_exc()[-1500:]
-        finally:
-            app.close()
-            res["seconds"] = round(time.monotonic() - t, 1)
-            note(f"{scen}: done in {res['seconds']} s: {res.get('text')!r}")
-            save()
-            time.sleep(1.0)
+        lost = res.get("input_method_lost")
+        if lost and lost["after"]["ibus_daemon"] != lost["before"]["ibus_daemon"]:
+            # the desktop's input method itself went (KWin restarts a crashed one): the scenario once more, now
+            # the engine is chosen again; its first run's files kept as lost-*, its record as "first_run"
+            for name in os.listdir(out):
+                if re.match(rf"{re.escape(scen)}-(app|server|\d)", name):
+                    os.replace(f"{out}/{name}", f"{out}/lost-{name}")
+            res = run_scenario(desk, scen, out)
+            res["first_run"] = lost
+            results["scenarios"][scen] = res
+        save()
+        time.sleep(1.0)
     if PKG:
         results["purged_while_running"] = purge_while_running(desk, desktop)
         save()

@@ -78,6 +78,7 @@ left=$(pgrep -u $UID_ | tr '\n' ' ')
 [ -z "$left" ] || echo "processes of $U still alive: $left" >>/out/session.log
 cp $H/.local/state/ghosttype/log/ghosttype.log /out/engine.log 2>/dev/null
 for i in 1 2 3; do cp $H/.local/state/ghosttype/log/ghosttype.log.$i /out/engine.log.$i 2>/dev/null; done
+cp $H/.local/state/ghosttype/log/stacks.txt /out/engine-stacks.txt 2>/dev/null
 if [ -n "${GT_PKG:-}" ]; then
   # `apt purge` of ghosttype's packages, then of the packages apt brought in for them (what `apt autoremove`
   # would take), so the system can be compared with the one before the install

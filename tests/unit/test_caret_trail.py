@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from daemon.frontends.ibus.caret_trail import CaretTrail, Shift
+from daemon.frontends.ibus.caret_trail import REGULAR, CaretTrail, Shift
 
 X0, Y, H = 100, 50, 20
 #: How each kind of client reports a caret at x (Qt's line edit: QRect(cix-5, 0, w+9, ch)), and where the
@@ -56,8 +56,9 @@ class Client:
         self.send(self.rect(self.chars) if report else (0, 32, 0, 0))
 
     def change(self, chars: int, commit: bool = False) -> None:
+        """``chars`` characters typed or committed (English, by where they go), or taken away."""
         self.before, self.chars = self.chars, self.chars + chars
-        self.trail.changed(chars, commit=commit)
+        self.trail.changed(chars, commit=commit, text=(ENGLISH * 9)[self.before:self.chars] if chars > 0 else "")
 
     def reports(self, commit: bool = False) -> None:
         """What the client sends after its latest change."""
@@ -400,7 +401,7 @@ def test_a_fixed_width_field_gives_its_advance_and_a_proportional_one_none():
     mono.clear()
     mono.report((100, Y, 0, H))
     for n in range(1, 30):
-        mono.changed(1)
+        mono.changed(1, text=ENGLISH[n - 1])
         mono.report((round(100 + n * 12.04), Y, 0, H))
         assert (mono.shift().advance == 0.0) == (n < 8)  # from the eighth width on
     assert abs(mono.shift().advance - 12.04) < 0.2
@@ -422,9 +423,9 @@ def _fonts():
     return ImageFont.truetype("DejaVuSans.ttf", 13), ImageFont.truetype("DejaVuSansMono.ttf", 13)
 
 
-def _typed(trail: CaretTrail, advances: list[float], late_pairs: tuple[int, ...] = (),
+def _typed(trail: CaretTrail, text: str, font, late_pairs: tuple[int, ...] = (),
            lagging: tuple[int, ...] = ()) -> list[float]:
-    """Types characters of these advances into a field on one line (a thin caret, on time; at each of
+    """Types ``text`` in ``font`` into a field on one line (a thin caret, on time; at each of
     ``late_pairs`` a rectangle comes only after the next key, as KWin passes some on; at each of
     ``lagging`` the rectangle is the key before's, and the one between is never told); the advance the
     trail gives after each key."""
@@ -432,9 +433,10 @@ def _typed(trail: CaretTrail, advances: list[float], late_pairs: tuple[int, ...]
     x = 100.0
     trail.report((100, Y, 0, H))
     seen = []
-    for i, a in enumerate(advances):
+    for i, c in enumerate(text):
+        a = font.getlength(c)
         x += a
-        trail.changed(1)
+        trail.changed(1, text=c)
         if i in lagging:
             trail.report((round(x - a), Y, 0, H))
         elif i not in late_pairs and i - 1 not in late_pairs:
@@ -451,8 +453,8 @@ def test_english_in_a_proportional_font_is_never_taken_for_a_fixed_width_one():
     letters keep every window of sixteen widths from looking alike; DejaVu Sans Mono gives its advance from
     the ninth character, also with two of KWin's late rectangles among them."""
     sans, mono = _fonts()
-    assert set(_typed(CaretTrail(), [sans.getlength(c) for c in ENGLISH])) == {0.0}
-    fixed = _typed(CaretTrail(), [mono.getlength(c) for c in ENGLISH], late_pairs=(20, 40))
+    assert set(_typed(CaretTrail(), ENGLISH, sans)) == {0.0}
+    fixed = _typed(CaretTrail(), ENGLISH, mono, late_pairs=(20, 40))
     assert set(fixed[:7]) == {0.0} and all(abs(a - mono.getlength("M")) < 0.3 for a in fixed[9:])
 
 
@@ -463,6 +465,23 @@ def test_a_fixed_width_field_is_told_through_rectangles_a_busy_kwin_passed_on_a_
     same way, none."""
     lagging = (2, 3, 4, 10, 11, 12, 13, 14, 40, 41)
     sans, mono = _fonts()
-    assert set(_typed(CaretTrail(), [sans.getlength(c) for c in ENGLISH], lagging=lagging)) == {0.0}
-    fixed = _typed(CaretTrail(), [mono.getlength(c) for c in ENGLISH], lagging=lagging)
+    assert set(_typed(CaretTrail(), ENGLISH, sans, lagging=lagging)) == {0.0}
+    fixed = _typed(CaretTrail(), ENGLISH, mono, lagging=lagging)
     assert set(fixed[:7]) == {0.0} and all(abs(a - mono.getlength("M")) < 0.3 for a in fixed[8:])
+
+
+def test_equal_widths_over_only_regular_or_only_narrow_characters_are_no_proof_of_a_fixed_width_font():
+    """DejaVu Sans at 20 px measures eight alike (within a pixel) over "dependen" (all regular) and over code
+    indented with spaces and "il:" (all narrow): neither is taken for a fixed-width font. DejaVu Sans Mono
+    typed the same is, once a narrow and a regular character are among the eight."""
+    from PIL import ImageFont
+    sans, mono = ImageFont.truetype("DejaVuSans.ttf", 20), ImageFont.truetype("DejaVuSansMono.ttf", 20)
+    for text in ("undependent dependence", "        il: il: ;:il;       |il"):
+        widths = [sans.getlength(c) for c in text]
+        assert any(max(widths[i:i + 8]) - min(widths[i:i + 8]) <= 1 for i in range(len(text) - 8))  # alike
+        assert set(_typed(CaretTrail(), text, sans)) == {0.0}
+    code = "        if line: dependence = 10"
+    fixed = _typed(CaretTrail(), code, mono)
+    assert abs(fixed[-1] - mono.getlength("M")) < 0.3
+    first_regular = next(i for i, c in enumerate(code) if c in REGULAR)  # the "n" of "line"
+    assert set(fixed[:first_regular]) == {0.0} and fixed[first_regular] > 0  # eight spaces, "i", "l": alike

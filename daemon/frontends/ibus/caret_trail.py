@@ -66,7 +66,8 @@ pixels right of the last rectangle's left edge the suggestion starts
   widths: Qt's 10 px box in a proportional font whose median is 10 px).  Until
   a width is known nothing is moved (a wide rectangle is taken as a block).
 * **A fixed-width font** shows in those widths: once eight in a row are as wide
-  (within a pixel), the suggestion is drawn in one too, as wide
+  (within a pixel), one of them over narrow characters (i, l, a space) and one
+  over regular ones (n, a, a digit), the suggestion is drawn in one too, as wide
   (:attr:`Shift.advance`), until the field changes.  A busy KWin passes some of a
   client's rectangles on a key late for a few keys, then never the one between
   (gnome-text-editor in the tier's user session): the caret stands still over a
@@ -116,12 +117,22 @@ GECKO = ("firefox", "firefox-esr", "org.mozilla.firefox", "thunderbird", "org.mo
 #: the other reading must be twice as far off.
 FIT = 0.2
 
-#: A fixed-width font: MONO_SAMPLES widths in a row all within a pixel of each other (English in a
-#: proportional font has a space, half as wide, or a narrow or wide letter (t, i, r, l, m, w) among any
-#: eight); then the field's advance is the mean of the last MONO_WIDTHS widths within a pixel of it (a
-#: rectangle KWin passed on after the next key gives two widths off, one twice and one half as wide).
+#: A fixed-width font: MONO_SAMPLES widths in a row all within a pixel of each other, one of them measured over
+#: NARROW characters only and one over REGULAR ones only; then the field's advance is the mean of the last
+#: MONO_WIDTHS widths within a pixel of it (a rectangle KWin passed on after the next key gives two widths off,
+#: one twice and one half as wide).
 MONO_WIDTHS = 16
 MONO_SAMPLES = 8
+#: At most 0.62 of an "n" wide, and between 0.85 and 1.15 of it, in DejaVu Sans and Serif, Nimbus Sans and
+#: Roman (Helvetica's and Times' metrics); the two sets stay 0.31 n apart, 2.5 px at 13 px. Eight equal widths
+#: alone are no proof: a proportional font's "dependen" (all regular) or indentation with i, l and ':' (all
+#: narrow) measure alike too; one of each does not.
+NARROW = frozenset("ijl',./:;\\| ")
+REGULAR = frozenset("abcdeghknopquvxy0123456789")
+
+
+def _kind(char: str) -> str:
+    return "n" if char in NARROW else "r" if char in REGULAR else ""
 
 
 @dataclass(frozen=True)
@@ -154,9 +165,13 @@ class CaretTrail:
         self._blind = False  #: the client said, before a new field's first key, that it has no caret yet
         self._widths: collections.deque[float] = collections.deque(maxlen=WIDTHS)
         self._advances: collections.deque[float] = collections.deque(maxlen=MONO_WIDTHS)  # the same, longer
+        self._kinds: collections.deque[str] = collections.deque(maxlen=MONO_WIDTHS)  # what each was measured over
         self._fixed = 0.0  #: the field's font is fixed-width, its characters about this wide (0: not known to be)
         self._positions = [0]
         self._owed = 0  #: typed characters the caret did not move over (rectangles a key late, see report)
+        #: of each character before the caret since the anchor, whether it is NARROW, REGULAR or neither ("n",
+        #: "r", ""; "" where not told): the kind only, never the character
+        self._typed: list[str] = []
         self._reports_since_change = 0
         self._firsts: dict[int, Rect] = {}  # change number -> its first rectangle (0: at a new field)
         self._commits: set[int] = set()  # the changes that were the input method's commits
@@ -171,6 +186,7 @@ class CaretTrail:
             self._assumed_late = self._blind = self._fitted = False
             self._widths.clear()
             self._advances.clear()
+            self._kinds.clear()
             self._fixed = 0.0
             self._anchor()
             self._new_field = True
@@ -181,6 +197,7 @@ class CaretTrail:
 
     def _anchor(self) -> None:
         self._positions = [0]
+        self._typed = []
         self._owed = 0
         self._reports_since_change = 0
         self._firsts = {}
@@ -188,14 +205,18 @@ class CaretTrail:
         self._last = None
         self._new_field = False
 
-    def changed(self, chars: int, line_break: bool = False, commit: bool = False) -> None:
-        """``chars`` characters were put before the caret (a key; ``commit``: the input method's), or
-        taken from before it (negative: BackSpace)."""
+    def changed(self, chars: int, line_break: bool = False, commit: bool = False, text: str = "") -> None:
+        """``chars`` characters were put before the caret (a key; ``commit``: the input method's; ``text``:
+        which, where known), or taken from before it (negative: BackSpace)."""
         with self._lock:
             if line_break or chars == 0:
                 self._anchor()
                 return
             self._positions.append(self._positions[-1] + chars)
+            if chars > 0:
+                self._typed += [_kind(c) for c in text] if len(text) == chars else [""] * chars
+            else:
+                del self._typed[max(0, len(self._typed) + chars):]
             self._reports_since_change = 0
             if commit:
                 self._commits.add(len(self._positions) - 1)
@@ -254,9 +275,12 @@ class CaretTrail:
             if 0 < width <= MAX_WIDTH_OF_CARET * max(h, 1):
                 self._widths.append(width)
                 self._advances.append(width)
+                over = set(self._typed[tells - chars:tells]) if chars > 0 and tells - chars >= 0 else {""}
+                self._kinds.append(over.pop() if len(over) == 1 else "")
                 if not self._fixed:
                     last = list(self._advances)[-MONO_SAMPLES:]
-                    if len(last) == MONO_SAMPLES and max(last) - min(last) <= 1:
+                    if len(last) == MONO_SAMPLES and max(last) - min(last) <= 1 \
+                            and {"n", "r"} <= set(list(self._kinds)[-MONO_SAMPLES:]):
                         self._fixed = statistics.fmean(last)
 
     def _decide(self, change: int, rect: Rect) -> None:

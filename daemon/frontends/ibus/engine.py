@@ -219,7 +219,7 @@ class Engine:
         if not consumed and event.kind is not Kind.MODIFIER:
             self._close_preedit()
             if event.kind is Kind.CHAR:  # the application puts it before the caret
-                self.trail.changed(1, line_break=event.char == "\n")
+                self.trail.changed(1, line_break=event.char == "\n", text=event.char)
             elif event.kind is Kind.BACKSPACE:  # and takes this one away
                 self.trail.changed(-1)
             elif event.kind not in (Kind.ESCAPE, Kind.DELETE, Kind.OTHER):  # the caret stays for those
@@ -398,7 +398,7 @@ class Engine:
         try:
             if self.frontend.shell is not None:
                 self.frontend.shell.caret_pending()  # draw the next suggestion where the caret goes
-            self.trail.changed(len(text), line_break="\n" in text, commit=True)
+            self.trail.changed(len(text), line_break="\n" in text, commit=True, text=text)
             self.output.commit_text(text)
         except Exception as e:
             log.error("committing %d characters failed: %s", len(text), describe_exception(e))

@@ -168,7 +168,9 @@ def add_parser(subparsers: Any) -> None:
     u.add_argument("--learn-params", default=None, metavar="SPEC",
                    help="how much the memory is trusted, for benchmarks: comma-separated NAME=VALUE of "
                         "the fields of CacheParams (daemon/memory/cache_lm.py): lam_max, beta, min_order, ramp, "
-                        "max_order, and lam_word, beta_word, min_order_word, ramp_word for a word's continuation")
+                        "max_order, lam_word, beta_word, min_order_word, ramp_word for a word's continuation, and "
+                        "trust_prior, trust_share for how the trust in the memory as a whole follows what is "
+                        "typed (trust_prior=1: always whole)")
     add_server_arguments(p)
     t = p.add_argument_group("many typists (with --server)")
     t.add_argument("--typists", type=int, default=None, metavar="N",

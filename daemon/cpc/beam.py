@@ -169,6 +169,9 @@ class Decoder:
             return Suggestion(text="", confidence=0.0, timings_ms={"total": 0.0})
         _check(cancel)
         split = self.plan(text, params)
+        observe = getattr(self.lm, "observe", None)  # a model that learns from what was typed (the memory's)
+        if observe is not None:
+            observe(split.stable)
         t1 = time.perf_counter()
         covering = cover(
             self.lm,

@@ -21,6 +21,19 @@ typed characters, and the confidence gate judges the mixed probabilities,
 so a remembered phrase that does not fit here is withheld like any other
 unlikely suggestion.
 
+**The trust.**  Every ``lam`` is scaled by one number, how far the memory
+as a whole is trusted now (:attr:`MemoryLM.trust`), learned from what the
+user types: the decoder tells the stable tokens of each request
+(:meth:`MemoryLM.observe`), and each token typed after the last request's
+scores the row the memory made there against the model's alone.  The trust
+is the posterior weight of the two (the model with the memory trusted whole,
+the model alone), drawn back toward its prior by a fixed share after each
+token so that it can rise again: a memory of another author, whose rows make
+what is typed less likely, is soon hardly mixed in; one that knows the
+user's words stays near whole.  Shipped off (``trust_prior`` 1): at 10
+keys/s it took an unrelated author's cost away but also part of the same
+author's gain (``daemon/evaluation/README.md``).
+
 **The index.** Each memory piece is tokenized once with the model's own
 tokenizer (kept by piece while the piece is in memory).  N-grams never span
 two pieces.  Order ``n`` gets exact integer ids built from order ``n - 1``
@@ -90,6 +103,11 @@ class CacheParams:
     min_order_word: int = 1  #: min_order for them
     ramp_word: int = 2  #: ramp for them
     beta_word: float = 1.0  #: beta for them
+    #: the trust in the memory as a whole before any evidence (1, shipped: always whole, nothing learned; see
+    #: MemoryLM.observe and daemon/evaluation/README.md for what 0.8 measured)
+    trust_prior: float = 1.0
+    #: how far the trust goes back toward trust_prior after each token it learned from (a fixed share)
+    trust_share: float = 0.02
 
     def __post_init__(self) -> None:
         if not (1 <= self.min_order <= self.max_order and 1 <= self.min_order_word <= self.max_order):
@@ -100,6 +118,8 @@ class CacheParams:
             raise ValueError("ramp and ramp_word must be at least 1")
         if self.beta <= 0 or self.beta_word <= 0:
             raise ValueError("beta and beta_word must be positive")
+        if not (0.0 < self.trust_prior <= 1.0 and 0.0 <= self.trust_share < 1.0):
+            raise ValueError("trust_prior must be in (0, 1] and trust_share in [0, 1)")
 
     def weight(self, order: int, count: int, distinct: int, in_word: bool = False) -> float:
         """``lam`` for a match of ``order`` tokens seen ``count`` times with
@@ -218,30 +238,37 @@ def _starts(arrays: Sequence[np.ndarray]) -> np.ndarray:
     return np.repeat(firsts, lengths)
 
 
-def mix_row(row: np.ndarray, match: Optional[Match], params: CacheParams,
-            continues: Optional[np.ndarray] = None) -> np.ndarray:
-    """``row`` (a log-softmax) mixed with the match's distribution; ``row``
-    itself when the match does not count.  ``continues``: after a token
-    that ends inside a word, which of the match's followers go on with the
-    word (they get ``lam_word``'s weight, the others ``lam_max``'s)."""
-    if match is None:
-        return row
+def memory_mass(match: Match, params: CacheParams, continues: Optional[np.ndarray] = None) -> np.ndarray:
+    """Per follower of ``match``, the probability the memory adds to it: ``lam_f * share_f`` (``continues``:
+    see :func:`mix_row`)."""
     total = match.total
     distinct = len(match.followers)
     lam = params.weight(match.order, total, distinct)
-    share = match.counts / total
     if continues is not None and continues.any():
         per = np.where(continues, params.weight(match.order, total, distinct, True), lam)
     else:
         per = np.full(distinct, lam)
-    spent = float((per * share).sum())  # the memory's share of the mixed row
+    return per * (match.counts / total)
+
+
+def mix_row(row: np.ndarray, match: Optional[Match], params: CacheParams,
+            continues: Optional[np.ndarray] = None, trust: float = 1.0) -> np.ndarray:
+    """``row`` (a log-softmax) mixed with the match's distribution; ``row``
+    itself when the match does not count.  ``continues``: after a token
+    that ends inside a word, which of the match's followers go on with the
+    word (they get ``lam_word``'s weight, the others ``lam_max``'s).
+    ``trust`` scales every follower's weight (:class:`MemoryLM`'s trust)."""
+    if match is None:
+        return row
+    mass = memory_mass(match, params, continues) * trust
+    spent = float(mass.sum())  # the memory's share of the mixed row
     if spent <= 0.0:
         return row
     keep = math.log1p(-spent)
     out = row + np.float32(keep)
     f = match.followers
     with np.errstate(divide="ignore"):
-        mixed = np.logaddexp(row[f].astype(np.float64) + keep, np.log(per * share))
+        mixed = np.logaddexp(row[f].astype(np.float64) + keep, np.log(mass))
     out[f] = mixed.astype(np.float32)
     return out
 
@@ -264,6 +291,12 @@ class MemoryLM(WrappedLM):
         self.last_build_ms = 0.0
         self.matched = 0  #: rows changed by the memory
         self.rows = 0  #: rows asked for
+        self.trust = params.trust_prior  #: how far the memory is trusted now (see observe)
+        self.observed = 0  #: typed tokens the trust learned from
+        #: the stable tokens of the decoder's last request, and what the memory added to the row after them
+        #: (followers, their added probability, the model's own probability of them; None: nothing matched)
+        self._stable: Optional[tuple[int, ...]] = None
+        self._stable_row: Optional[tuple[np.ndarray, np.ndarray, np.ndarray]] = None
         pieces = list(base.token_bytes())
         #: per token id: its text ends with a letter (the word may go on) / starts with one
         self._ends_word = np.array([bool(p) and bool(LETTER_BYTE[p[-1]]) for p in pieces], dtype=bool)
@@ -335,6 +368,30 @@ class MemoryLM(WrappedLM):
             return None
         return index.lookup(seq[-self.params.max_order:])
 
+    def observe(self, stable: Sequence[int]) -> None:
+        """The decoder's stable tokens for a request: text the user typed.  Where the last request's are a
+        proper prefix of them, the token the user typed after those scores the memory's row there against
+        the model's alone, and the trust follows: the posterior weight of the two (Bayes, the prior
+        ``trust_prior``), drawn back toward the prior by ``trust_share`` after each token, so that it can
+        rise again.  An unrelated author's memory, whose rows make the typed tokens less likely, is soon
+        hardly mixed in; one that predicts the user's text is trusted whole.  (``trust_prior`` 1: always
+        trusted whole.)"""
+        if self.params.trust_prior >= 1.0:
+            return  # trusted whole whatever is typed
+        stable = tuple(stable)
+        last, row = self._stable, self._stable_row
+        self._stable, self._stable_row = stable, None
+        if row is None or last is None or len(stable) <= len(last) or stable[:len(last)] != last:
+            return
+        followers, mass, model = row
+        at = np.flatnonzero(followers == stable[len(last)])
+        # p_mix / p_LM of the typed token, with the memory trusted whole
+        ratio = 1.0 - float(mass.sum()) + (float(mass[at[0]] / max(model[at[0]], 1e-30)) if at.size else 0.0)
+        w, prior, alpha = self.trust, self.params.trust_prior, self.params.trust_share
+        w = w * ratio / ((1.0 - w) + w * ratio)
+        self.trust = (1.0 - alpha) * w + alpha * prior
+        self.observed += 1
+
     def logprobs(self, seqs: Sequence[Sequence[int]], cancel: Optional[CancelCheck] = None) -> np.ndarray:
         rows = self.inner.logprobs(seqs, cancel)
         index = self._current()
@@ -342,9 +399,14 @@ class MemoryLM(WrappedLM):
         if index.empty:
             return rows
         out = rows
+        stable = self._stable
         for i, seq in enumerate(seqs):
             m = index.lookup(seq[-self.params.max_order:]) if len(seq) else None
-            mixed = mix_row(rows[i], m, self.params, self._continues(seq[-1], m) if m is not None else None)
+            continues = self._continues(seq[-1], m) if m is not None else None
+            if m is not None and stable is not None and len(seq) == len(stable) and tuple(seq) == stable:
+                self._stable_row = (m.followers, memory_mass(m, self.params, continues),
+                                    np.exp(rows[i][m.followers].astype(np.float64)))
+            mixed = mix_row(rows[i], m, self.params, continues, self.trust)
             if mixed is not rows[i]:
                 if out is rows:
                     out = rows.copy()

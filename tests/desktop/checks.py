@@ -77,7 +77,8 @@ def check_input_method_served_every_scenario(results: dict) -> None:
     again = {app: res["first_run"] for app, res in results.get("scenarios", {}).items() if res.get("first_run")}
     if not again:
         return
-    crashed = {app: [line for line in first["desktop_log"] if IBUS_CRASHED.search(line)] for app, first in again.items()}
+    crashed = {app: [line for line in first["desktop_log"] if IBUS_CRASHED.search(line)]
+               for app, first in again.items()}
     assert all(crashed.values()), f"the desktop replaced ibus-daemon under {sorted(again)} and its log names no " \
                                   f"crash of IBus: {again}"
     pytest.xfail(f"IBus crashed under {sorted(again)} (the desktop's log: {crashed}); each ran again once IBus "

@@ -46,12 +46,12 @@ def brute_followers(streams: list[list[int]], seq: list[int], max_order: int):
     return None
 
 
-def brute_row(row: np.ndarray, found, params: CacheParams, pieces, last: int) -> np.ndarray:
+def brute_row(row: np.ndarray, found, params: CacheParams, pieces, last: int, trust: float = 1.0) -> np.ndarray:
     """The mixed row by the formula, in float64: ``(1 - s) p_LM + sum_f lam_f
     share_f`` at each follower f, where ``lam_f`` is ``lam_word``'s weight
     for a follower that goes on with a word the last token ends inside of
     (letters; CHAR_PIECES has no digits),
-    ``lam_max``'s otherwise, and ``s = sum_f lam_f share_f``."""
+    ``lam_max``'s otherwise, times ``trust``, and ``s = sum_f lam_f share_f``."""
     p = np.exp(row.astype(np.float64))
     if found is None:
         return np.log(p)
@@ -61,7 +61,7 @@ def brute_row(row: np.ndarray, found, params: CacheParams, pieces, last: int) ->
     cache = np.zeros_like(p)
     for tok, c in counts.items():
         goes_on = in_word and (pieces[tok][:1].isalpha() or pieces[tok][:1] == b"_")
-        cache[tok] = params.weight(order, total, len(counts), goes_on) * c / total
+        cache[tok] = trust * params.weight(order, total, len(counts), goes_on) * c / total
     with np.errstate(divide="ignore"):
         return np.log((1 - cache.sum()) * p + cache)
 
@@ -111,22 +111,24 @@ def test_the_next_token_and_a_words_spelling_have_their_own_trust():
        lam_max=st.floats(0.0, 0.95), lam_word=st.floats(0.0, 0.95), min_order=st.integers(1, 3),
        ramp=st.integers(1, 6), beta=st.floats(0.1, 16.0), word=st.tuples(st.integers(1, 3), st.integers(1, 6),
                                                                             st.floats(0.1, 16.0)),
-       seed=st.integers(0, 3))
+       seed=st.integers(0, 3), trust=st.floats(0.01, 1.0))
 def test_rows_are_the_mixture_of_the_model_and_the_memory_and_stay_normalised(texts, queries, lam_max, lam_word,
-                                                                               min_order, ramp, beta, word, seed):
+                                                                               min_order, ramp, beta, word, seed,
+                                                                               trust):
     params = CacheParams(max_order=6, min_order=min_order, lam_max=lam_max, lam_word=lam_word, ramp=ramp, beta=beta,
                          min_order_word=word[0], ramp_word=word[1], beta_word=word[2])
     memory = Memory()
     memory.extend(texts)
     base = char_lm(seed)
     lm = MemoryLM(base, memory, params, background=False)
+    lm.trust = trust
     streams = [[CHAR_TOK[c] for c in piece] for piece in memory.pieces()]
     seqs = [[CHAR_TOK[c] for c in q] for q in queries]
     rows = lm.logprobs(seqs)
     assert rows.shape == (len(seqs), base.n_vocab) and rows.dtype == np.float32
     for seq, row in zip(seqs, rows):
         found = brute_followers(streams, seq, params.max_order) if seq else None
-        expect = brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1] if seq else 0)
+        expect = brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1] if seq else 0, trust)
         np.testing.assert_allclose(row, expect, rtol=0, atol=2e-5)
         assert math.isclose(float(np.exp(row.astype(np.float64)).sum()), 1.0, abs_tol=1e-4)
 
@@ -320,3 +322,59 @@ def test_the_decoder_suggests_a_remembered_phrase_that_covers_the_typed_characte
         assert s.text.startswith("omatic"), (seed, s.text)
         # the covering spells exactly what was typed: mid-word, the typed part is not repeated
         assert s.remainder == b" Zyx"
+
+
+def _typed_through(lm: MemoryLM, text: str) -> list[float]:
+    """``text`` typed a character a request, as the decoder asks (its stable tokens observed, then their row);
+    the trust after each."""
+    seen = []
+    for n in range(1, len(text) + 1):
+        stable = [CHAR_TOK[c] for c in text[:n]]
+        lm.observe(stable)
+        lm.logprobs([stable])
+        seen.append(lm.trust)
+    return seen
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts=texts_st, typed=st.text(alphabet=LETTERS + " ", min_size=2, max_size=30), seed=st.integers(0, 3),
+       prior=st.floats(0.05, 0.99), share=st.floats(0.0, 0.5))
+def test_the_trust_is_the_posterior_weight_of_the_memory_against_the_model_alone(texts, typed, seed, prior, share):
+    """Oracle: Bayes over two models, the model alone and the model with the memory trusted whole, scored on
+    each typed token by the row the decoder asked after the tokens before it, then drawn back toward the prior
+    by the share; the trust is the second one's weight."""
+    params = CacheParams(max_order=6, trust_prior=prior, trust_share=share)
+    memory = Memory()
+    memory.extend(texts)
+    base = char_lm(seed)
+    lm = MemoryLM(base, memory, params, background=False)
+    streams = [[CHAR_TOK[c] for c in piece] for piece in memory.pieces()]
+    w, expect = prior, []
+    for n in range(1, len(typed) + 1):
+        seq = [CHAR_TOK[c] for c in typed[:n - 1]]
+        if seq:
+            found = brute_followers(streams, seq, params.max_order)
+            p_lm = np.exp(np.asarray(base.row(seq), dtype=np.float64))
+            p_mix = np.exp(brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1]))
+            t = CHAR_TOK[typed[n - 1]]
+            if found is not None:
+                r = p_mix[t] / p_lm[t]
+                w = (1 - share) * (w * r / ((1 - w) + w * r)) + share * prior
+        expect.append(w)
+    np.testing.assert_allclose(_typed_through(lm, typed), expect, rtol=1e-6, atol=1e-9)
+
+
+def test_a_memory_that_predicts_the_typed_text_is_trusted_and_an_unrelated_one_soon_hardly_mixed_in():
+    """Typed: a sentence the first memory holds; with trust_prior 0.8 its trust rises toward whole, and a memory
+    of other words, whose rows after a space make the typed letter less likely, falls below a tenth; with
+    trust_prior 1 (shipped) the memory is always trusted whole."""
+    typed = "bad cab fed a bead " * 6
+    related, unrelated = Memory(), Memory()
+    related.extend([typed])
+    unrelated.extend(["hhh ggg hhh ggg " * 6])  # after a space: letters never typed
+    base, learning = char_lm(1), CacheParams(trust_prior=0.8)
+    assert _typed_through(MemoryLM(base, related, learning, background=False), typed)[-1] > 0.95
+    assert _typed_through(MemoryLM(base, unrelated, learning, background=False), typed)[-1] < 0.1
+    assert set(_typed_through(MemoryLM(base, unrelated, background=False), typed)) == {1.0}  # shipped: whole
+    with pytest.raises(ValueError):
+        CacheParams(trust_prior=0.0)

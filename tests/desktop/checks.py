@@ -550,25 +550,6 @@ def check_user_first_suggestion_at_the_caret(results: dict, app: str) -> dict:
     return at
 
 
-def word_starts_before_and_after_tab(at: dict, x: str) -> tuple[list[int], list[int]]:
-    """Where each word of the suggestion ``x`` began while it showed (its grey ink), and where each began once
-    Tab inserted it (the ink Tab made darker), from :func:`screen_text.ghost_placement`'s ``at``."""
-    grey = at["ghost_columns"]
-    char = (grey[-1] - grey[0] + 1) / max(len(x), 1)  # the suggestion showed X (after Tab more may follow it)
-    return screen_text.runs_apart(grey, char), screen_text.runs_apart(at["inserted_columns"], char)
-
-
-def check_user_first_suggestion_as_wide_as_the_field(results: dict, app: str) -> None:
-    """The default config, a fresh field in a fixed-width font, a sentence typed a key every 100 ms: its first
-    suggestion (read from the screen before Tab: its grey ink) is drawn as wide as the field's text, each of its
-    words beginning where Tab then put the same word (the ink Tab made darker), counted from the second."""
-    at = check_user_first_suggestion_at_the_caret(results, app)
-    res = _scenario(results, app)
-    x, shots = inserted(res), res.get("shots", {})
-    ghost, typed = word_starts_before_and_after_tab(at, x)
-    words_stand_where_typed(app, x, ghost, typed, f"see {shots.get('1-shown')} and {shots.get('2-tab')}")
-
-
 #: How far from the typed text the user sessions' suggestion may stand: inline text starts a pixel or two after
 #: the last typed character, IBus's popup right below its line.
 USER_NEAR = 8

@@ -214,8 +214,7 @@ def ghost_placement(shown: pathlib.Path, tab: pathlib.Path, box: list[int], char
     suggestion's start (dark in both screenshots, so typed before Tab: a suggestion drawn over the last typed
     letter leaves some of it dark there), not counting the caret; ``caret``: the first and last column of the
     caret nearest the suggestion while it showed (inked the line's height through, and not after Tab; None
-    where it had blinked off): a suggestion drawn one character left begins a character before it.
-    ``ghost_columns``, ``inserted_columns``: every column of each ink (for :func:`runs_apart`)."""
+    where it had blinked off): a suggestion drawn one character left begins a character before it."""
     reach = round(2 * char)
     x0, y0, x1, y1 = box[0] - reach - 2, box[1] - 2, box[2] + 2, box[3] + 2
     a = numpy.asarray(Image.open(shown).convert("L").crop((x0, y0, x1, y1)), dtype=numpy.int16)
@@ -246,8 +245,7 @@ def ghost_placement(shown: pathlib.Path, tab: pathlib.Path, box: list[int], char
         while c1 + 1 in near:
             c1 += 1
         caret = [x0 + c0, x0 + c1]
-    return {"ghost": x0 + first, "inserted": x0 + int(t[0]), "covered": covered, "caret": caret,
-            "ghost_columns": [x0 + int(x) for x in g], "inserted_columns": [x0 + int(x) for x in t]}
+    return {"ghost": x0 + first, "inserted": x0 + int(t[0]), "covered": covered, "caret": caret}
 
 
 def _changed(a: pathlib.Path, b: pathlib.Path, box: tuple[int, int, int, int] | None = None) -> Image.Image:

@@ -15,8 +15,8 @@ import faulthandler
 import logging
 import logging.handlers
 import os
-import signal
 import pathlib
+import signal
 import sys
 from typing import Optional, Union
 
@@ -24,6 +24,7 @@ APP_NAME = "ghosttype"
 LOG_FILENAME = "ghosttype.log"
 #: Beside the log: the threads' stacks at a fatal signal (a crash in llama.cpp, say) or on SIGUSR1.
 STACKS_FILENAME = "stacks.txt"
+_stacks_stream = None  #: the open stacks.txt (faulthandler writes to its descriptor: it must stay open)
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _HANDLER_TAG = "_ghosttype_handler"
 #: The logger of the daemon's status lines (see ``daemon.notices``).
@@ -139,8 +140,6 @@ def dump_stacks_on_fault(log_dir: Optional[Union[str, pathlib.Path]] = None) -> 
     if hasattr(signal, "SIGUSR1"):  # not on Windows
         faulthandler.register(signal.SIGUSR1, file=stream, all_threads=True, chain=False)
     global _stacks_stream
-    _stacks_stream = stream  # faulthandler writes to its descriptor: it must stay open
+    _stacks_stream = stream
     return path
 
-
-_stacks_stream = None

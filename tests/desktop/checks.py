@@ -690,19 +690,6 @@ def words_apart(ghost: list[int], typed: list[int], words: int) -> list[int]:
     return [(g - ghost[1]) - (t - typed[1]) for g, t in zip(ghost[2:words], typed[2:words])]
 
 
-def words_stand_where_typed(app: str, x: str, ghost: list[int], typed: list[int], where: str) -> None:
-    """Each word of the suggestion ``x`` (from the third on, counted from the second) began, drawn (``ghost``),
-    within MONO_SLACK_PX of where it began once Tab inserted it (``typed``): its characters are as wide as the
-    field's."""
-    words = len(x.split())
-    assert words >= 3 and len(ghost) >= words and len(typed) >= words, \
-        f"{app}: {x!r} has {words} words; read off the screen: the suggestion's begin at {ghost}, typed at {typed}; {where}"
-    apart = words_apart(ghost, typed, words)
-    assert all(abs(d) <= MONO_SLACK_PX for d in apart), (
-        f"{app}: the suggestion's words begin {apart} px from where the same words begin typed (from the third "
-        f"on, counted from the second): its characters are not as wide as the field's; {where}")
-
-
 def check_as_wide_as_the_field(results: dict, app: str) -> None:
     """In a field whose font is fixed-width, the suggestion is drawn in one as wide: each of its words begins
     where the same word begins once Tab inserted it (read from the screenshots, the field without the
@@ -711,12 +698,18 @@ def check_as_wide_as_the_field(results: dict, app: str) -> None:
     res = _scenario(results, app)
     x, shots = inserted(res), res.get("shots", {})
     (gx0, gy0, gx1, gy1), (tx0, ty0, tx1, ty1) = inl["ghost"][1], inl["inserted"][1]
-    box = [min(gx0, tx0), min(gy0, ty0), max(gx1, tx1), max(gy1, ty1)]
+    box, words = [min(gx0, tx0), min(gy0, ty0), max(gx1, tx1), max(gy1, ty1)], len(x.split())
     esc, shown, tab = (screen_text.local(shots.get(k), results) for k in ("3-esc", "6-before-tab", "7-tab"))
     # a character's width from the narrower of the two (after Tab a new suggestion may show beside X)
     char = min(gx1 - gx0, tx1 - tx0) / max(len(x), 1)
     ghost, typed = (screen_text.word_starts(esc, png, box, char) for png in (shown, tab))
-    words_stand_where_typed(app, x, ghost, typed, f"see {shots.get('6-before-tab')} and {shots.get('7-tab')}")
+    where = f"see {shots.get('6-before-tab')} and {shots.get('7-tab')}"
+    assert words >= 3 and len(ghost) >= words and len(typed) >= words, \
+        f"{app}: {x!r} has {words} words; read off the screen: the suggestion's begin at {ghost}, typed at {typed}; {where}"
+    apart = words_apart(ghost, typed, words)
+    assert all(abs(d) <= MONO_SLACK_PX for d in apart), (
+        f"{app}: the suggestion's words begin {apart} px from where the same words begin typed (from the third "
+        f"on, counted from the second): its characters are not as wide as the field's; {where}")
 
 
 #: What the screen of a session must be (its monitors as the desktop reported them after the session set them:

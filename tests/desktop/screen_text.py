@@ -181,17 +181,15 @@ def word_starts(a: pathlib.Path, b: pathlib.Path, box: list[int], char: float) -
     changed = _changed(a, b, tuple(box))
     width, height = changed.size
     px = changed.load()
-    return runs_apart([box[0] + x for x in range(width) if any(px[x, y] for y in range(height))], char)
-
-
-def runs_apart(columns: list[int], char: float) -> list[int]:
-    """Where each run of inked ``columns`` (x, ascending) begins, runs being apart by at least 0.8 of a
-    character's width ``char``: the words of a line of text."""
-    gap, starts, last = max(3.0, 0.8 * char), [], None
-    for x in columns:
-        if last is None or x - last - 1 >= gap:
-            starts.append(x)
-        last = x
+    ink = [any(px[x, y] for y in range(height)) for x in range(width)]
+    gap, starts, blank = max(3.0, 0.8 * char), [], None
+    for x, inked in enumerate(ink):
+        if inked:
+            if blank is None or blank >= gap:
+                starts.append(box[0] + x)
+            blank = 0
+        elif blank is not None:
+            blank += 1
     return starts
 
 

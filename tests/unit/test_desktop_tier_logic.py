@@ -294,4 +294,3 @@ def test_where_the_first_suggestion_stands_is_read_from_the_screen_before_and_af
     assert left["covered"] > USER_COVER_SLACK  # the typed "i" left dark beside the grey "t" drawn over it
     right = screen_text.ghost_placement(shot("right.png", caret + 3), tab, box, char)
     assert right["ghost"] - right["inserted"] == 3
-

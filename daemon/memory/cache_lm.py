@@ -292,7 +292,6 @@ class MemoryLM(WrappedLM):
         self.matched = 0  #: rows changed by the memory
         self.rows = 0  #: rows asked for
         self.trust = params.trust_prior  #: how far the memory is trusted now (see observe)
-        self.observed = 0  #: typed tokens the trust learned from
         #: the stable tokens of the decoder's last request, and what the memory added to the row after them
         #: (followers, their added probability, the model's own probability of them; None: nothing matched)
         self._stable: Optional[tuple[int, ...]] = None
@@ -390,7 +389,6 @@ class MemoryLM(WrappedLM):
         w, prior, alpha = self.trust, self.params.trust_prior, self.params.trust_share
         w = w * ratio / ((1.0 - w) + w * ratio)
         self.trust = (1.0 - alpha) * w + alpha * prior
-        self.observed += 1
 
     def logprobs(self, seqs: Sequence[Sequence[int]], cancel: Optional[CancelCheck] = None) -> np.ndarray:
         rows = self.inner.logprobs(seqs, cancel)

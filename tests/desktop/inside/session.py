@@ -1644,6 +1644,11 @@ def input_method_lost(desk, before: dict, marks: dict) -> dict | None:
 STACKS = os.path.join(os.path.dirname(ELOG), "stacks.txt")
 
 
+def stacks_size() -> int:
+    """How many bytes the engine has written to stacks.txt so far."""
+    return os.path.getsize(STACKS) if os.path.exists(STACKS) else 0
+
+
 def stacks_since(start: int) -> str:
     """What the engine wrote to stacks.txt after byte ``start`` (its end: the dump's last thread, the one that
     failed, comes first)."""
@@ -1657,7 +1662,7 @@ def stacks_since(start: int) -> str:
 
 def engine_stacks() -> str:
     """Every thread's stack in each running engine (SIGUSR1): what an engine that stops answering is doing."""
-    start = os.path.getsize(STACKS) if os.path.exists(STACKS) else 0
+    start = stacks_size()
     for pid in _engine_pids():
         try:
             os.kill(pid, signal.SIGUSR1)
@@ -1675,7 +1680,7 @@ def log_marks(desk) -> dict:
     except OSError:
         desktop = 0
     return {"desktop": desktop, "engine": len(elines()),
-            "stacks": os.path.getsize(STACKS) if os.path.exists(STACKS) else 0}
+            "stacks": stacks_size()}
 
 
 def upgrade_while_running(desktop: str) -> dict:

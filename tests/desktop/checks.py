@@ -223,10 +223,17 @@ def check_gone_after_tab(results: dict, app: str) -> None:
     box = [region[1][0], max(region[1][1], line[3] + 1), region[1][2], region[1][3]]
     if box[1] >= box[3]:
         box = region[1]  # a popup above the caret (no room below)
-    seen = read_off_screen(results, res, "7-tab", box)
-    share, _ = screen_text.reads_as(seen, x)
-    assert share < READ_MATCH, (f"{app}: after Tab IBus's popup still reads {seen!r} at {box} "
-                                f"({res['shots'].get('7-tab')})")
+    # read 0.3 s after Tab, and where it still shows there, a second after Tab: IBus's panel (a separate
+    # process) redrew its popup later than that on a busy KWin once (kde-popup, kwrite: the engine had sent
+    # the next suggestion 8 ms after the accept), which a user sees as a flicker, not as a suggestion left
+    shots = [name for name in ("7-tab", "7b-tab") if (res.get("shots") or {}).get(name)] or ["7-tab"]
+    for name in shots:
+        seen = read_off_screen(results, res, name, box)
+        share, _ = screen_text.reads_as(seen, x)
+        if share < READ_MATCH:
+            return
+    assert share < READ_MATCH, (f"{app}: a second after Tab IBus's popup still reads {seen!r} at {box} "
+                                f"({res['shots'].get(name)})")
 
 
 def app_log(results: dict, app: str) -> AppLog | None:

@@ -1095,6 +1095,7 @@ def scenario_normal(desk, app: App, res: dict) -> None:
     line = (round(caret[1] * desk.SCALE), round((caret[1] + caret[3]) * desk.SCALE)) if caret and caret[3] > 0 else None
     res["inline"] = inline_pixels(s3, s6, s7, desk.MASK, desk.CELL, line, desk.SCALE)
     time.sleep(0.7)
+    shot("7b-tab")  # a second look, a second after Tab: IBus's popup on a busy KWin redraws late
     res["accepting"] = [line.split("accepting", 1)[1].strip() for line in elines()[mark_tab:] if "accepting" in line]
     desk.type("!")
     time.sleep(0.8)

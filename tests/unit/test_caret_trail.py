@@ -470,6 +470,30 @@ def test_a_fixed_width_field_is_told_through_rectangles_a_busy_kwin_passed_on_a_
     assert set(fixed[:7]) == {0.0} and all(abs(a - mono.getlength("M")) < 0.3 for a in fixed[8:])
 
 
+def test_a_rectangle_kwin_passed_on_only_after_the_next_key_is_read_as_the_key_befores():
+    """A busy KWin holding every third key's rectangle back until after the next key, from the field's first
+    key on (the two then come together): each first one tells the key before, the second its own key. Read so,
+    DejaVu Sans Mono gives its advance by the 37th key (the tier's phrase; read as the later key's, each held
+    one measured half a character and no eight in a row were alike); DejaVu Sans, held back the same way, never
+    passes for fixed-width."""
+    sans, mono = _fonts()
+    late_pairs = tuple(range(0, len(ENGLISH), 3))
+    fixed = _typed(CaretTrail(), ENGLISH, mono, late_pairs=late_pairs)
+    assert fixed[36] > 0 and abs(fixed[-1] - mono.getlength("M")) < 0.3
+    assert set(_typed(CaretTrail(), ENGLISH, sans, late_pairs=late_pairs)) == {0.0}
+
+
+def test_a_jump_after_the_caret_stood_still_is_no_evidence_of_which_characters_are_as_wide():
+    """After a rectangle that stood still, the jump may span that character too or not: "enough in" in DejaVu
+    Sans at 20 px, the rectangle after the space standing still, then one a space and an "i" further (12 px,
+    as wide as a regular letter) must not count as a narrow "i" as wide as the regular letters around it."""
+    from PIL import ImageFont
+    sans = ImageFont.truetype("DejaVuSans.ttf", 20)
+    text = "This chapter provides just enough information"
+    lagging = (text.index(" in"),)
+    assert set(_typed(CaretTrail(), text, sans, lagging=lagging)) == {0.0}
+
+
 def test_equal_widths_over_only_regular_or_only_narrow_characters_are_no_proof_of_a_fixed_width_font():
     """DejaVu Sans at 20 px measures eight alike (within a pixel) over "dependen" (all regular) and over code
     indented with spaces and "il:" (all narrow): neither is taken for a fixed-width font. DejaVu Sans Mono

@@ -68,10 +68,14 @@ pixels right of the last rectangle's left edge the suggestion starts
 * **A fixed-width font** shows in those widths: once eight in a row are as wide
   (within a pixel), one of them over narrow characters (i, l, a space) and one
   over regular ones (n, a, a digit), the suggestion is drawn in one too, as wide
-  (:attr:`Shift.advance`), until the field changes.  A busy KWin passes some of a
-  client's rectangles on a key late for a few keys, then never the one between
-  (gnome-text-editor in the tier's user session): the caret stands still over a
-  typed character, then jumps two; the jump is measured over both characters.
+  (:attr:`Shift.advance`), until the field changes.  Only a width measured over
+  one character is evidence of its kind.  A busy KWin passes some of a client's
+  rectangles on late (gnome-text-editor in the tier's user session): one only
+  after the next key, the two then together (the first is read as the key
+  before's, the width read over both before that is taken back); or, for a few
+  keys, each the key before's and never the one between: the caret stands still
+  over a typed character, then jumps two, and the jump is measured over both
+  characters where the widths before say so (its width counts, not its kind).
 * Only changes on one line count: a line break, arrows, a click (an *anchor*)
   start the count again, and a rectangle on another line tells nothing of the
   width.  A rectangle of no height (Firefox's at focus) says nothing.
@@ -169,6 +173,7 @@ class CaretTrail:
         self._fixed = 0.0  #: the field's font is fixed-width, its characters about this wide (0: not known to be)
         self._positions = [0]
         self._owed = 0  #: typed characters the caret did not move over (rectangles a key late, see report)
+        self._stood = False  #: the last rectangle stood still over typed characters
         #: of each character before the caret since the anchor, whether it is NARROW, REGULAR or neither ("n",
         #: "r", ""; "" where not told): the kind only, never the character
         self._typed: list[str] = []
@@ -177,6 +182,9 @@ class CaretTrail:
         self._commits: set[int] = set()  # the changes that were the input method's commits
         #: the last rectangle and the position it tells if the client is late, and if it is on time
         self._last: Optional[tuple[Rect, int, int]] = None
+        self._reports = 0  #: rectangles reported (of some height)
+        #: the last width measured: from (x, characters told), at which report, in which change
+        self._sample: Optional[tuple[int, int, int, int]] = None
         self._new_field = True
 
     def clear(self) -> None:
@@ -199,10 +207,12 @@ class CaretTrail:
         self._positions = [0]
         self._typed = []
         self._owed = 0
+        self._stood = False
         self._reports_since_change = 0
         self._firsts = {}
         self._commits = set()
         self._last = None
+        self._sample = None
         self._new_field = False
 
     def changed(self, chars: int, line_break: bool = False, commit: bool = False, text: str = "") -> None:
@@ -232,6 +242,7 @@ class CaretTrail:
                     self._blind = True
             return
         with self._lock:
+            self._reports += 1
             change = len(self._positions) - 1
             first = change > 0 and self._reports_since_change == 0
             self._reports_since_change += 1
@@ -256,10 +267,22 @@ class CaretTrail:
             if last is None:
                 return
             (lx, ly, _lw, _lh), lif_late, lif_on_time = last
+            x, y, _w, h = rect
+            sample = self._sample
+            if if_on_time == lif_on_time and not first and not self._reading() and change not in self._commits \
+                    and y == ly and x > lx and sample is not None and sample[2:] == (self._reports - 1, change):
+                # a second rectangle in one change, further on: the first told the change before (a busy KWin
+                # passed it only after this change's key, then this one); measured again so
+                self._sample = None
+                self._unmeasure()
+                (sx, stells), before = sample[:2], self._positions[change - 1]
+                if before > stells:
+                    self._measure(sx, stells, lx, before, h, change)
+                self._measure(lx, before, x, if_on_time, h, change)
+                return
             if self.late is None and if_late - lif_late != if_on_time - lif_on_time:
                 return  # the two readings count other characters between them: no width until one is known
             tells, ltells = (if_late, lif_late) if self._reading() else (if_on_time, lif_on_time)
-            x, y, _w, h = rect
             if y != ly or tells == ltells:
                 return
             chars = tells - ltells
@@ -267,21 +290,40 @@ class CaretTrail:
                 # the caret did not move over typed characters: a rectangle a key late (a busy KWin passes some
                 # of a client's on so, then never the one between): the one that catches up spans these too
                 self._owed = self._owed + chars if chars > 0 else 0
+                self._stood = True
                 return
+            # after the caret stood still, which characters a jump spans is a guess: its width counts, but
+            # not as evidence of what kinds of characters are as wide (two narrow ones read as one regular)
+            guessed, self._stood = self._stood, False
             if self._owed and chars > 0 and self._widths and \
                     abs(x - lx - (chars + self._owed) * statistics.median(self._widths)) <= 1:
-                chars, self._owed = chars + self._owed, 0
-            width = (x - lx) / chars
-            if 0 < width <= MAX_WIDTH_OF_CARET * max(h, 1):
-                self._widths.append(width)
-                self._advances.append(width)
-                over = set(self._typed[tells - chars:tells]) if chars > 0 and tells - chars >= 0 else {""}
-                self._kinds.append(over.pop() if len(over) == 1 else "")
-                if not self._fixed:
-                    last = list(self._advances)[-MONO_SAMPLES:]
-                    if len(last) == MONO_SAMPLES and max(last) - min(last) <= 1 \
-                            and {"n", "r"} <= set(list(self._kinds)[-MONO_SAMPLES:]):
-                        self._fixed = statistics.fmean(last)
+                ltells, self._owed = tells - chars - self._owed, 0
+            self._measure(lx, ltells, x, tells, h, change, kinds=not guessed)
+
+    def _measure(self, lx: int, ltells: int, x: int, tells: int, h: int, change: int, kinds: bool = True) -> None:
+        """Lock held: one width per character, from a rectangle at ``lx`` telling the caret after ``ltells``
+        characters to one at ``x`` after ``tells`` (the same line), remembered as this report's sample
+        (``kinds``: the characters between are known, and their kinds count as evidence of a fixed width)."""
+        chars = tells - ltells
+        width = (x - lx) / chars
+        if not 0 < width <= MAX_WIDTH_OF_CARET * max(h, 1):
+            return
+        self._widths.append(width)
+        self._advances.append(width)
+        over = set(self._typed[ltells:tells]) if kinds and chars == 1 and ltells >= 0 else {""}
+        self._kinds.append(over.pop() if len(over) == 1 else "")
+        self._sample = (lx, ltells, self._reports, change)
+        if not self._fixed:
+            last = list(self._advances)[-MONO_SAMPLES:]
+            if len(last) == MONO_SAMPLES and max(last) - min(last) <= 1 \
+                    and {"n", "r"} <= set(list(self._kinds)[-MONO_SAMPLES:]):
+                self._fixed = statistics.fmean(last)
+
+    def _unmeasure(self) -> None:
+        """Lock held: take back the last width measured (read over the wrong characters)."""
+        for kept in (self._widths, self._advances, self._kinds):
+            if kept:
+                kept.pop()
 
     def _decide(self, change: int, rect: Rect) -> None:
         """Whether the client is late, where this change's first rectangle tells

@@ -557,6 +557,34 @@ def check_user_first_suggestion_at_the_caret(results: dict, app: str) -> dict:
     return at
 
 
+def word_starts_before_and_after_tab(at: dict, x: str) -> tuple[list[int], list[int]]:
+    """Where each word of the suggestion ``x`` began while it showed (its grey ink), and where each began once
+    Tab inserted it (the ink Tab made darker), from :func:`screen_text.ghost_placement`'s ``at``."""
+    grey = at["ghost_columns"]
+    char = (grey[-1] - grey[0] + 1) / max(len(x), 1)  # the suggestion showed X (after Tab more may follow it)
+    return screen_text.runs_apart(grey, char), screen_text.runs_apart(at["inserted_columns"], char)
+
+
+def check_user_first_suggestion_as_wide_as_the_field(results: dict, app: str) -> None:
+    """The default config, a fresh field in a fixed-width font, a sentence typed a key every 100 ms: its first
+    suggestion (read from the screen before Tab: its grey ink) is drawn as wide as the field's text, each of its
+    words beginning where Tab then put the same word (the ink Tab made darker), counted from the first."""
+    at = check_user_first_suggestion_at_the_caret(results, app)
+    res = _scenario(results, app)
+    x, shots = inserted(res), res.get("shots", {})
+    words = len(x.split())
+    ghost, typed = word_starts_before_and_after_tab(at, x)
+    where = f"see {shots.get('1-shown')} and {shots.get('2-tab')}"
+    # two words are enough: the second's start is the first word and a space away (a fixed-width space is
+    # about twice a proportional one), and the first's is read without the caret (ghost_placement)
+    assert words >= 2 and len(ghost) >= words and len(typed) >= words, \
+        f"{app}: {x!r} has {words} words; read off the screen: the suggestion's begin at {ghost}, typed at {typed}; {where}"
+    apart = words_apart(ghost, typed, words, since=0)
+    assert all(abs(d) <= MONO_SLACK_PX for d in apart), (
+        f"{app}: the first suggestion's words begin {apart} px from where the same words begin typed (from the "
+        f"second on, counted from the first): it is not drawn in the field's fixed-width font; {where}")
+
+
 #: How far from the typed text the user sessions' suggestion may stand: inline text starts a pixel or two after
 #: the last typed character, IBus's popup right below its line.
 USER_NEAR = 8
@@ -691,10 +719,10 @@ def check_inline_at_the_caret(results: dict, app: str, dark: bool = False, scale
 MONO_SLACK_PX = 3
 
 
-def words_apart(ghost: list[int], typed: list[int], words: int) -> list[int]:
-    """How far each word of the suggestion (from the third on) stands from where it stands typed, both
-    counted from the second word's start."""
-    return [(g - ghost[1]) - (t - typed[1]) for g, t in zip(ghost[2:words], typed[2:words])]
+def words_apart(ghost: list[int], typed: list[int], words: int, since: int = 1) -> list[int]:
+    """How far each word of the suggestion after word ``since`` (counted from 0: by default from the third
+    on) stands from where it stands typed, both counted from that word's start."""
+    return [(g - ghost[since]) - (t - typed[since]) for g, t in zip(ghost[since + 1:words], typed[since + 1:words])]
 
 
 def check_as_wide_as_the_field(results: dict, app: str) -> None:

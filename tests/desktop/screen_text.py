@@ -181,15 +181,17 @@ def word_starts(a: pathlib.Path, b: pathlib.Path, box: list[int], char: float) -
     changed = _changed(a, b, tuple(box))
     width, height = changed.size
     px = changed.load()
-    ink = [any(px[x, y] for y in range(height)) for x in range(width)]
-    gap, starts, blank = max(3.0, 0.8 * char), [], None
-    for x, inked in enumerate(ink):
-        if inked:
-            if blank is None or blank >= gap:
-                starts.append(box[0] + x)
-            blank = 0
-        elif blank is not None:
-            blank += 1
+    return runs_apart([box[0] + x for x in range(width) if any(px[x, y] for y in range(height))], char)
+
+
+def runs_apart(columns: list[int], char: float) -> list[int]:
+    """Where each run of inked ``columns`` (x, ascending) begins, runs being apart by at least 0.8 of a
+    character's width ``char``: the words of a line of text."""
+    gap, starts, last = max(3.0, 0.8 * char), [], None
+    for x in columns:
+        if last is None or x - last - 1 >= gap:
+            starts.append(x)
+        last = x
     return starts
 
 
@@ -212,7 +214,8 @@ def ghost_placement(shown: pathlib.Path, tab: pathlib.Path, box: list[int], char
     suggestion's start (dark in both screenshots, so typed before Tab: a suggestion drawn over the last typed
     letter leaves some of it dark there), not counting the caret; ``caret``: the first and last column of the
     caret nearest the suggestion while it showed (inked the line's height through, and not after Tab; None
-    where it had blinked off): a suggestion drawn one character left begins a character before it."""
+    where it had blinked off): a suggestion drawn one character left begins a character before it.
+    ``ghost_columns``, ``inserted_columns``: every column of each ink (for :func:`runs_apart`)."""
     reach = round(2 * char)
     x0, y0, x1, y1 = box[0] - reach - 2, box[1] - 2, box[2] + 2, box[3] + 2
     a = numpy.asarray(Image.open(shown).convert("L").crop((x0, y0, x1, y1)), dtype=numpy.int16)
@@ -243,7 +246,8 @@ def ghost_placement(shown: pathlib.Path, tab: pathlib.Path, box: list[int], char
         while c1 + 1 in near:
             c1 += 1
         caret = [x0 + c0, x0 + c1]
-    return {"ghost": x0 + first, "inserted": x0 + int(t[0]), "covered": covered, "caret": caret}
+    return {"ghost": x0 + first, "inserted": x0 + int(t[0]), "covered": covered, "caret": caret,
+            "ghost_columns": [x0 + int(x) for x in g], "inserted_columns": [x0 + int(x) for x in t]}
 
 
 def _changed(a: pathlib.Path, b: pathlib.Path, box: tuple[int, int, int, int] | None = None) -> Image.Image:

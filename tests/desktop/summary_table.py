@@ -50,6 +50,7 @@ CHECKS = {
     "test_ghosttype_complete_answers_after_the_readme_install": "complete",
     "test_ci_run_passes_inside_debian_sid": "suite",
     "test_the_input_method_served_every_scenario": "im",
+    "test_default_config_a_fixed_width_fields_first_suggestion_is_as_wide_as_its_text": "user-mono",
 }
 
 

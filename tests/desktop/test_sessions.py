@@ -215,6 +215,11 @@ def test_default_config_a_fresh_fields_first_suggestion_starts_at_the_caret_over
     checks.check_user_first_suggestion_at_the_caret(desktops(desktop, SCENARIOS[desktop]), app)
 
 
+@pytest.mark.parametrize("desktop, app", [c for c in USER_CASES if c[1] in MONOSPACE])
+def test_default_config_a_fixed_width_fields_first_suggestion_is_as_wide_as_its_text(desktops, desktop, app):
+    checks.check_user_first_suggestion_as_wide_as_the_field(desktops(desktop, SCENARIOS[desktop]), app)
+
+
 @pytest.mark.parametrize("desktop, app", [c for c in USER_CASES if c not in CLICK_CASES])
 def test_default_config_the_suggestion_stands_at_the_typed_text_and_esc_takes_it_away(desktops, desktop, app):
     checks.check_user_sees_and_dismisses(desktops(desktop, SCENARIOS[desktop]), app)

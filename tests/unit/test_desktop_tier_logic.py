@@ -294,3 +294,48 @@ def test_where_the_first_suggestion_stands_is_read_from_the_screen_before_and_af
     assert left["covered"] > USER_COVER_SLACK  # the typed "i" left dark beside the grey "t" drawn over it
     right = screen_text.ghost_placement(shot("right.png", caret + 3), tab, box, char)
     assert right["ghost"] - right["inserted"] == 3
+
+
+def test_a_first_suggestions_words_are_read_where_it_showed_and_where_tab_put_them(tmp_path):
+    """The user sessions' fixed-width check on drawn text: a grey suggestion in DejaVu Sans Mono after the typed
+    text and its caret, then Tab's text in its place with the caret and a new grey suggestion after it: each word
+    of the suggestion begins where Tab put it, counted from the first; drawn in DejaVu Sans the words drift by
+    more than the slack, also where the suggestion is two words ("tor that": the space between is what differs
+    most)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from tests.desktop import screen_text
+    from tests.desktop.checks import CHAR_OF_HEIGHT, MONO_SLACK_PX, word_starts_before_and_after_tab, words_apart
+    mono, sans = ImageFont.truetype("DejaVuSansMono.ttf", 13), ImageFont.truetype("DejaVuSans.ttf", 13)
+    typed = "text edi"
+    caret = 20 + round(mono.getlength(typed))
+
+    def shot(name, ghost, more, font=None):
+        img = Image.new("RGB", (600, 40), (247, 247, 247))
+        draw = ImageDraw.Draw(img)
+        if font is None:  # after Tab
+            draw.text((20, 10), typed + ghost, font=mono, fill=(29, 29, 29))
+            end = 20 + round(mono.getlength(typed + ghost))
+            draw.line([(end, 9), (end, 27)], fill=(0, 0, 0))
+            draw.text((end + 1, 10), more, font=mono, fill=(140, 140, 140))
+        else:
+            draw.text((20, 10), typed, font=mono, fill=(29, 29, 29))
+            draw.line([(caret, 9), (caret, 27)], fill=(0, 0, 0))
+            draw.text((caret + 1, 10), ghost, font=font, fill=(140, 140, 140))
+        img.save(tmp_path / name)
+        return tmp_path / name
+
+    for ghost, more in (("tor that allows users to", " create"), ("tor that", " allows")):
+        tab = shot("tab.png", ghost, more)
+        box = [caret, 8, caret + round(mono.getlength(ghost + more)) + 2, 28]
+        words = len(ghost.split())
+        for font, alike in ((mono, True), (sans, False)):
+            at = screen_text.ghost_placement(shot(f"{font.getname()[0]}.png", ghost, more, font), tab, box,
+                                             CHAR_OF_HEIGHT * (box[3] - box[1]))
+            shown, put = word_starts_before_and_after_tab(at, ghost)
+            assert len(put) >= words and shown[0] == at["ghost"] and put[0] == at["inserted"]
+            # as the check judges: every word read, each within the slack (DejaVu Sans's spaces are narrower
+            # than 0.8 of its average character: its words may run together)
+            apart = words_apart(shown, put, words, since=0)
+            as_wide = len(shown) >= words and all(abs(d) <= MONO_SLACK_PX for d in apart)
+            assert as_wide == alike, (ghost, font.getname(), shown, put, apart)

@@ -73,9 +73,13 @@ pixels right of the last rectangle's left edge the suggestion starts
   rectangles on late (gnome-text-editor in the tier's user session): one only
   after the next key, the two then together (the first is read as the key
   before's, the width read over both before that is taken back); or, for a few
-  keys, each the key before's and never the one between: the caret stands still
-  over a typed character, then jumps two, and the jump is measured over both
-  characters where the widths before say so (its width counts, not its kind).
+  keys, each the key before's (come after the next key), then one that catches
+  up: a rectangle that stands still over a typed character, or moves a character
+  short of the keys since the last, leaves that character owed, and the jump a
+  character wider than its keys that catches up is measured over it too (where
+  the widths before say so; owed characters are forgotten after OWED_CHANGES
+  changes).  While a character is owed, which characters a width spans is a
+  reading, so it counts as a width and not as evidence of its kind.
 * Only changes on one line count: a line break, arrows, a click (an *anchor*)
   start the count again, and a rectangle on another line tells nothing of the
   width.  A rectangle of no height (Firefox's at focus) says nothing.
@@ -126,6 +130,8 @@ FIT = 0.2
 #: MONO_WIDTHS widths within a pixel of it (a rectangle KWin passed on after the next key gives two widths off,
 #: one twice and one half as wide).
 MONO_WIDTHS = 16
+#: Characters a rectangle a key late left owed are forgotten after this many changes without the one that catches up.
+OWED_CHANGES = 8
 MONO_SAMPLES = 8
 #: At most 0.62 of an "n" wide, and between 0.85 and 1.15 of it, in DejaVu Sans and Serif, Nimbus Sans and
 #: Roman (Helvetica's and Times' metrics); the two sets stay 0.31 n apart, 2.5 px at 13 px. Eight equal widths
@@ -174,6 +180,7 @@ class CaretTrail:
         self._positions = [0]
         self._owed = 0  #: typed characters the caret did not move over (rectangles a key late, see report)
         self._stood = False  #: the last rectangle stood still over typed characters
+        self._owed_at = 0  #: the change in which characters were last owed
         #: of each character before the caret since the anchor, whether it is NARROW, REGULAR or neither ("n",
         #: "r", ""; "" where not told): the kind only, never the character
         self._typed: list[str] = []
@@ -289,15 +296,21 @@ class CaretTrail:
             if x == lx:
                 # the caret did not move over typed characters: a rectangle a key late (a busy KWin passes some
                 # of a client's on so, then never the one between): the one that catches up spans these too
-                self._owed = self._owed + chars if chars > 0 else 0
+                self._owed, self._owed_at = (self._owed + chars if chars > 0 else 0), change
                 self._stood = True
                 return
             # after the caret stood still, which characters a jump spans is a guess: its width counts, but
             # not as evidence of what kinds of characters are as wide (two narrow ones read as one regular)
-            guessed, self._stood = self._stood, False
-            if self._owed and chars > 0 and self._widths and \
-                    abs(x - lx - (chars + self._owed) * statistics.median(self._widths)) <= 1:
+            if self._owed and change - self._owed_at > OWED_CHANGES:
+                self._owed = 0  # never caught up: what stood still was not a rectangle a key late after all
+            guessed, self._stood = self._stood or self._owed > 0, False
+            width = statistics.median(self._widths) if self._widths else 0.0
+            if self._owed and chars > 0 and width and abs(x - lx - (chars + self._owed) * width) <= 1:
                 ltells, self._owed = tells - chars - self._owed, 0
+            elif chars > 1 and len(self._widths) >= 3 and abs(x - lx - (chars - 1) * width) <= 1 < width - 1:
+                # a character short: the rectangle is the key before's, come after this key (a busy KWin does
+                # so for a few keys, then passes on one that catches up): the next jump spans that one too
+                tells, self._owed, self._owed_at, guessed = tells - 1, self._owed + 1, change, True
             self._measure(lx, ltells, x, tells, h, change, kinds=not guessed)
 
     def _measure(self, lx: int, ltells: int, x: int, tells: int, h: int, change: int, kinds: bool = True) -> None:

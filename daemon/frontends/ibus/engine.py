@@ -388,9 +388,9 @@ class Engine:
         self.trail.report((x, y, w, h))
         if self.frontend.shell is not None and self.frontend.focused is self:
             shift = self.trail.shift()
-            if shift is not None and shift.dx > w:
-                log.debug("the suggestion starts %d px right of the reported caret (client late: %s)",
-                          shift.dx, self.trail.late)
+            if shift is not None and (shift.dx > w or shift.advance):
+                log.debug("the suggestion starts %d px right of the reported caret (client late: %s; characters "
+                          "%.2f px wide, 0: not known to be alike)", shift.dx, self.trail.late, shift.advance)
             self.frontend.shell.caret_moved(shift)
 
     def commit(self, text: str) -> bool:

@@ -165,6 +165,9 @@ class InlineGhost {
         // {x, y, dx, advance}: start dx px right of the caret's left edge while it is the rectangle at (x, y);
         // advance > 0: each character that wide, in the monospace font (see Offset)
         this._offset = null;
+        // {advance, own, unit}: a fixed-width field's characters are drawn `advance` apart, the monospace font's
+        // being `own` wide, with letter spacing of `unit` stage pixels per Pango unit (see _setText); null: plain
+        this._spacing = null;
         this._label = new St.Label({reactive: false, visible: false});
         // cut by _place (the characters that fit in full, then an ellipsis), never by Pango: what is drawn is the
         // count Show answers with, as in KWin's effect
@@ -264,7 +267,8 @@ class InlineGhost {
         const shown = this._label.visible;
         this._text = '';
         this._chars = 0;
-        this._label.text = '';
+        this._spacing = null;
+        this._setText('');
         this._label.hide();
         if (shown)
             this._onHidden();
@@ -293,16 +297,22 @@ class InlineGhost {
         const scale = St.ThemeContext.get_for_stage(global.stage).scale_factor;
         let style = `font-size: ${Math.max(6, Math.round(h * TEXT_OF_CARET / scale))}px; color: ${GREY};`;
         const advance = off && off.advance < 4 * h ? off.advance : 0;
+        this._spacing = null;
         if (advance > 0) { // the field's fixed-width font: the monospace one, each character as wide as the field's
             const natural = this._advance(style);
             // as large as the field's (its advance over the size's), within the line; spaced for what is left
             const size = Math.max(6, Math.min(h / scale, Math.round(h * TEXT_OF_CARET / scale) * advance / natural));
             style = `font-size: ${size.toFixed(2)}px; font-family: monospace; color: ${GREY};`;
-            style += ` letter-spacing: ${((advance - this._advance(style)) / scale).toFixed(3)}px;`;
+            const own = this._advance(style);
+            const unit = this._spacingUnit(style);
+            if (unit > 0)
+                this._spacing = {advance, own, unit};
+            else
+                style += ` letter-spacing: ${((advance - own) / scale).toFixed(3)}px;`;
         }
         this._label.set_style(style);
         this._measure.set_style(style);
-        this._label.text = this._text;
+        this._setText(this._text);
         this._label.set_width(-1);
         const [, natural] = this._label.get_preferred_width(-1);
         let chars = [...this._text].length;
@@ -310,13 +320,47 @@ class InlineGhost {
             chars = this._fitting(room);
             if (chars === 0)
                 return 0;
-            this._label.text = `${[...this._text].slice(0, chars).join('')}\u2026`;
+            this._setText(`${[...this._text].slice(0, chars).join('')}\u2026`);
         }
         const [, height] = this._label.get_preferred_height(-1);
         this._label.set_position(x, Math.round(y + (h - height) / 2));
         this._label.get_parent().set_child_above_sibling(this._label, null);
         this._label.show();
         return chars;
+    }
+
+    // The label's text. In a fixed-width field (this._spacing, from _place) each character is spaced to stand
+    // where the field's own would, round(i * advance) from the first: GNOME Shell draws the monospace font's
+    // characters whole pixels wide and a letter-spacing under a pixel did not show (the field's 8.81 px drawn
+    // 9 px apart: 4 px off after 22 characters), so each character gets the whole pixels it needs.
+    _setText(text) {
+        const clutterText = this._label.clutter_text;
+        const sp = this._spacing;
+        if (!sp) {
+            clutterText.use_markup = false;
+            this._label.text = text;
+            return;
+        }
+        const spans = [...text].map((ch, i) => {
+            const gap = Math.round((i + 1) * sp.advance) - Math.round(i * sp.advance) - sp.own;
+            const units = Math.round(gap / sp.unit);
+            const escaped = GLib.markup_escape_text(ch, -1);
+            return units ? `<span letter_spacing="${units}">${escaped}</span>` : escaped;
+        });
+        clutterText.set_markup(spans.join(''));
+    }
+
+    // Stage pixels per Pango unit of letter spacing at ``style``, measured (0: spacing not applied).
+    _spacingUnit(style) {
+        this._measure.set_style(style);
+        const clutterText = this._measure.clutter_text;
+        clutterText.set_markup('MMMMMMMMMM');
+        const plain = this._measure.get_preferred_width(-1)[1];
+        clutterText.set_markup(`<span letter_spacing="${4 * Pango.SCALE}">MMMMMMMMMM</span>`);
+        const spaced = this._measure.get_preferred_width(-1)[1];
+        clutterText.use_markup = false;
+        this._measure.text = '';
+        return (spaced - plain) / (10 * 4 * Pango.SCALE);
     }
 
     // One character's advance in the monospace font at the size ``style`` gives (stage pixels).

@@ -102,6 +102,8 @@ from typing import Callable, Optional
 #: jump wider than this is another line or another place, not one character).
 WIDTHS = 8
 MAX_WIDTH_OF_CARET = 3.0
+#: Characters a rectangle a key late left owed are forgotten after this many changes without the one that catches up.
+OWED_CHANGES = 8
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +132,6 @@ FIT = 0.2
 #: MONO_WIDTHS widths within a pixel of it (a rectangle KWin passed on after the next key gives two widths off,
 #: one twice and one half as wide).
 MONO_WIDTHS = 16
-#: Characters a rectangle a key late left owed are forgotten after this many changes without the one that catches up.
-OWED_CHANGES = 8
 MONO_SAMPLES = 8
 #: At most 0.62 of an "n" wide, and between 0.85 and 1.15 of it, in DejaVu Sans and Serif, Nimbus Sans and
 #: Roman (Helvetica's and Times' metrics); the two sets stay 0.31 n apart, 2.5 px at 13 px. Eight equal widths
@@ -299,10 +299,11 @@ class CaretTrail:
                 self._owed, self._owed_at = (self._owed + chars if chars > 0 else 0), change
                 self._stood = True
                 return
-            # after the caret stood still, which characters a jump spans is a guess: its width counts, but
-            # not as evidence of what kinds of characters are as wide (two narrow ones read as one regular)
             if self._owed and change - self._owed_at > OWED_CHANGES:
                 self._owed = 0  # never caught up: what stood still was not a rectangle a key late after all
+            # after the caret stood still, or while a character is owed, which characters a width spans is a
+            # reading: its width counts, not as evidence of what kinds of characters are as wide (two narrow ones
+            # read as one regular)
             guessed, self._stood = self._stood or self._owed > 0, False
             width = statistics.median(self._widths) if self._widths else 0.0
             if self._owed and chars > 0 and width and abs(x - lx - (chars + self._owed) * width) <= 1:

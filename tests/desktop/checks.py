@@ -229,11 +229,9 @@ def check_gone_after_tab(results: dict, app: str) -> None:
     shots = [name for name in ("7-tab", "7b-tab") if (res.get("shots") or {}).get(name)] or ["7-tab"]
     for name in shots:
         seen = read_off_screen(results, res, name, box)
-        share, _ = screen_text.reads_as(seen, x)
-        if share < READ_MATCH:
+        if screen_text.reads_as(seen, x)[0] < READ_MATCH:
             return
-    assert share < READ_MATCH, (f"{app}: a second after Tab IBus's popup still reads {seen!r} at {box} "
-                                f"({res['shots'].get(name)})")
+    pytest.fail(f"{app}: a second after Tab IBus's popup still reads {seen!r} at {box} ({res['shots'].get(name)})")
 
 
 def app_log(results: dict, app: str) -> AppLog | None:
@@ -572,17 +570,10 @@ def check_user_first_suggestion_as_wide_as_the_field(results: dict, app: str) ->
     at = check_user_first_suggestion_at_the_caret(results, app)
     res = _scenario(results, app)
     x, shots = inserted(res), res.get("shots", {})
-    words = len(x.split())
     ghost, typed = word_starts_before_and_after_tab(at, x)
-    where = f"see {shots.get('1-shown')} and {shots.get('2-tab')}"
     # two words are enough: the second's start is the first word and a space away (a fixed-width space is
     # about twice a proportional one), and the first's is read without the caret (ghost_placement)
-    assert words >= 2 and len(ghost) >= words and len(typed) >= words, \
-        f"{app}: {x!r} has {words} words; read off the screen: the suggestion's begin at {ghost}, typed at {typed}; {where}"
-    apart = words_apart(ghost, typed, words, since=0)
-    assert all(abs(d) <= MONO_SLACK_PX for d in apart), (
-        f"{app}: the first suggestion's words begin {apart} px from where the same words begin typed (from the "
-        f"second on, counted from the first): it is not drawn in the field's fixed-width font; {where}")
+    words_stand_where_typed(app, x, ghost, typed, f"see {shots.get('1-shown')} and {shots.get('2-tab')}", since=0)
 
 
 #: How far from the typed text the user sessions' suggestion may stand: inline text starts a pixel or two after
@@ -725,6 +716,19 @@ def words_apart(ghost: list[int], typed: list[int], words: int, since: int = 1) 
     return [(g - ghost[since]) - (t - typed[since]) for g, t in zip(ghost[since + 1:words], typed[since + 1:words])]
 
 
+def words_stand_where_typed(app: str, x: str, ghost: list[int], typed: list[int], where: str, since: int = 1) -> None:
+    """The fixed-width judgement of both checks below: every word of the suggestion ``x`` read off the screen
+    where it showed (``ghost``) and where Tab put it (``typed``), and each word after word ``since`` within
+    MONO_SLACK_PX of where it stands typed, counted from that word (:func:`words_apart`)."""
+    words = len(x.split())
+    assert words >= since + 2 and len(ghost) >= words and len(typed) >= words, \
+        f"{app}: {x!r} has {words} words; read off the screen: the suggestion's begin at {ghost}, typed at {typed}; {where}"
+    apart = words_apart(ghost, typed, words, since)
+    assert all(abs(d) <= MONO_SLACK_PX for d in apart), (
+        f"{app}: the suggestion's words begin {apart} px from where the same words begin typed (counted from word "
+        f"{since + 1}): its characters are not as wide as the field's; {where}")
+
+
 def check_as_wide_as_the_field(results: dict, app: str) -> None:
     """In a field whose font is fixed-width, the suggestion is drawn in one as wide: each of its words begins
     where the same word begins once Tab inserted it (read from the screenshots, the field without the
@@ -733,18 +737,12 @@ def check_as_wide_as_the_field(results: dict, app: str) -> None:
     res = _scenario(results, app)
     x, shots = inserted(res), res.get("shots", {})
     (gx0, gy0, gx1, gy1), (tx0, ty0, tx1, ty1) = inl["ghost"][1], inl["inserted"][1]
-    box, words = [min(gx0, tx0), min(gy0, ty0), max(gx1, tx1), max(gy1, ty1)], len(x.split())
+    box = [min(gx0, tx0), min(gy0, ty0), max(gx1, tx1), max(gy1, ty1)]
     esc, shown, tab = (screen_text.local(shots.get(k), results) for k in ("3-esc", "6-before-tab", "7-tab"))
     # a character's width from the narrower of the two (after Tab a new suggestion may show beside X)
     char = min(gx1 - gx0, tx1 - tx0) / max(len(x), 1)
     ghost, typed = (screen_text.word_starts(esc, png, box, char) for png in (shown, tab))
-    where = f"see {shots.get('6-before-tab')} and {shots.get('7-tab')}"
-    assert words >= 3 and len(ghost) >= words and len(typed) >= words, \
-        f"{app}: {x!r} has {words} words; read off the screen: the suggestion's begin at {ghost}, typed at {typed}; {where}"
-    apart = words_apart(ghost, typed, words)
-    assert all(abs(d) <= MONO_SLACK_PX for d in apart), (
-        f"{app}: the suggestion's words begin {apart} px from where the same words begin typed (from the third "
-        f"on, counted from the second): its characters are not as wide as the field's; {where}")
+    words_stand_where_typed(app, x, ghost, typed, f"see {shots.get('6-before-tab')} and {shots.get('7-tab')}")
 
 
 #: What the screen of a session must be (its monitors as the desktop reported them after the session set them:

@@ -7,6 +7,7 @@ SID_ALIKE, which test the same files the same way on both systems (they run outs
 The desktop tier itself is not run inside (it builds and enters this very chroot)."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -38,6 +39,15 @@ SID_ALIKE: dict[str, str] = {
 }
 
 
+def failures(log: str, limit: int = 6000) -> str:
+    """What pytest said about each failing test in a log of .ci/run: the test's heading, its E lines and the
+    place it failed (the summary line alone names the test without why; CI keeps only this test's message)."""
+    keep = [line for line in log.splitlines()
+            if re.match(r"_{3,} .+ _{3,}$", line) or line.startswith("E  ") or re.match(r"\S+\.py:\d+: \w", line)]
+    text = "\n".join(keep)
+    return text if len(text) <= limit else text[:limit] + "\n..."
+
+
 def test_ci_run_passes_inside_debian_sid(sid):
     if sid.readme.get("ok") != "true":
         pytest.fail(f"the README's install did not work in sid: {sid.readme.get('reason')}")
@@ -54,5 +64,6 @@ def test_ci_run_passes_inside_debian_sid(sid):
         own.cleanup()
     result = json.loads((out / "suite.json").read_text()) if (out / "suite.json").exists() else {}
     sid.times["suite"] = result.get("seconds", -1)
+    log = (out / "ci-run.log").read_text(errors="replace") if (out / "ci-run.log").exists() else ""
     assert result.get("ok"), (f".ci/run failed inside sid ({result.get('summary') or 'no summary'}); "
-                              f"see {out / 'ci-run.log'}:\n{(r.stdout + r.stderr)[-3000:]}")
+                              f"see {out / 'ci-run.log'}:\n{failures(log)}\n...\n{(r.stdout + r.stderr)[-3000:]}")

@@ -339,3 +339,30 @@ def test_a_first_suggestions_words_are_read_where_it_showed_and_where_tab_put_th
             apart = words_apart(shown, put, words, since=0)
             as_wide = len(shown) >= words and all(abs(d) <= MONO_SLACK_PX for d in apart)
             assert as_wide == alike, (ghost, font.getname(), shown, put, apart)
+
+
+def test_the_sid_suites_failure_says_why_each_test_failed():
+    from tests.desktop.test_suite_sid import failures
+    log = "\n".join([
+        "....F.. [ 50%]",
+        "=================================== FAILURES ===================================",
+        "_________ test_ghost_follows_the_caret_and_never_goes_stale[chromium+xcompmgr] _________",
+        "    def test_ghost_follows_the_caret_and_never_goes_stale(real_app):",
+        ">       assert s.ghost_gone(5), 'the suggestion stayed'",
+        "E       AssertionError: chromium+xcompmgr: the suggestion stayed",
+        "E       assert False",
+        "",
+        "tests/e2e/test_real_apps_e2e.py:387: AssertionError",
+        "----------------------------- Captured stdout call -----------------------------",
+        "typed text never logged",
+        "=========================== short test summary info ============================",
+        "FAILED tests/e2e/test_real_apps_e2e.py::test_ghost_follows_the_caret_and_never_goes_stale[chromium+xcompmgr]",
+    ])
+    assert failures(log).splitlines() == [
+        "_________ test_ghost_follows_the_caret_and_never_goes_stale[chromium+xcompmgr] _________",
+        "E       AssertionError: chromium+xcompmgr: the suggestion stayed",
+        "E       assert False",
+        "tests/e2e/test_real_apps_e2e.py:387: AssertionError",
+    ]
+    assert failures("1464 passed in 702.71s") == ""
+    assert failures(log, limit=20).endswith("\n...")

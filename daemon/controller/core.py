@@ -54,7 +54,7 @@ from typing import Optional
 from daemon.capture.tracker import InputTracker, Snapshot
 from daemon.config import Config
 from daemon.controller.anchor import FieldAnchor
-from daemon.controller.field import FieldTruth
+from daemon.controller.field import PASSED_STATES, FieldTruth
 from daemon.controller.focus import FocusRules
 from daemon.controller.keys import KeyHandling
 from daemon.controller.ports import (CaretLocator, Clock, ControllerState, FieldLook, FocusInfo, FocusState, Rect,
@@ -118,6 +118,11 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         #: the anchors since the ghost was shown, oldest first: the application
         #: may not have caught up yet with characters typed through it
         self._trail: list[FieldAnchor] = []
+        #: the buffer's texts before each key and accept since the field last agreed with it (newest last):
+        #: a reading that agrees with one of them is the application not caught up yet (see field.py)
+        self._passed: collections.deque[str] = collections.deque(maxlen=PASSED_STATES)
+        #: a suggestion was held back from a field behind the keys: its next field event looks again
+        self._behind = False
         #: (window, field) the newest request's buffer belongs to
         self._request_field: tuple[int, str] = (0, "")
         self._key_time: Optional[float] = None  #: when the key behind the current buffer arrived
@@ -276,6 +281,7 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         self._hide()
         self._end_stretch()
         self.tracker.clear()
+        self._agreed()
         self._pending = None
         if self._worker is not None:
             self._worker.cancel()

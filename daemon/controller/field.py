@@ -6,7 +6,10 @@ fits, and takes it away when the field moves under it.
   field's text, a suggestion is shown only once the field's text before the
   caret agrees with the key buffer (re-read for up to ``SETTLE_S`` while the
   application catches up with the key); when it still disagrees (select-all
-  and BackSpace, paste, undo, autocorrect) the buffer is reset from the field.
+  and BackSpace, paste, undo, autocorrect) the buffer is reset from the field,
+  unless the field still reads as the buffer read before the latest keys (an
+  application whose accessibility lags its input by more than that: a busy
+  browser): then nothing is shown, and its next field event looks again.
 * **Anchors.**  A shown suggestion is tied to a
   :class:`~daemon.controller.anchor.FieldAnchor` (field, caret offset, text
   before it); typing through or accepting moves it along, keeping a short
@@ -51,6 +54,9 @@ MAX_CARET_APPS = 64
 #: (it is elided to fit inside the field; less than this shows nothing, and
 #: then Tab is not swallowed either).
 MIN_GHOST_ROOM_PX = 24
+#: How many of the buffer's earlier texts (before each key since the field last agreed) a lagging field's
+#: reading is compared with.
+PASSED_STATES = 16
 
 
 class FieldTruth:
@@ -79,6 +85,15 @@ class FieldTruth:
                     self._resync(focus)
                 return
             if field_text is not None and not field_agrees(field_text, self.tracker.text):
+                if self._field_behind(field_text):
+                    # Not caught up with the keys yet, after all of SETTLE_S: neither this text nor the
+                    # suggestion is the field's; its field event, when the keys arrive, looks again.
+                    self.counters["field_behind"] += 1
+                    log.debug("the field is behind the keys: nothing shown until it catches up")
+                    self._behind = True
+                    self._caret_cache = None  # that reading is no answer for this buffer: read again
+                    self._hide()
+                    return
                 self.counters["field_corrections"] += 1
                 log.debug("the field's text disagrees with the key buffer: using the field's")
                 self._resync(focus)
@@ -92,6 +107,7 @@ class FieldTruth:
                 self.counters["no_room"] += 1
                 self._hide()
                 return
+            self._agreed()
             self._anchor = FieldAnchor.of(focus.field_id, focus.caret_offset, self.tracker.text)
             self._trail = [self._anchor]
             self.counters["shown"] += 1
@@ -101,9 +117,25 @@ class FieldTruth:
                 self._key_time = None
             self._show(text, caret, focus.look)
 
+    def _passing(self) -> None:
+        """Lock held: the buffer is about to change by a key or an accept; the field may read as it is now
+        for a while yet."""
+        if self.tracker.text:
+            self._passed.append(self.tracker.text)
+
+    def _agreed(self) -> None:
+        """Lock held: the field read as the buffer is now; it is past every earlier text."""
+        self._passed.clear()
+        self._behind = False
+
+    def _field_behind(self, field_text: str) -> bool:
+        """Lock held: whether the field reads as the buffer read before one of the latest keys."""
+        return any(field_agrees(field_text, earlier) for earlier in self._passed)
+
     def _resync(self, focus: FocusState) -> None:
         """Lock held: take the buffer from the field, hide, and ask again
         (unless the privacy rules close the field)."""
+        self._agreed()
         self._hide()
         if self._adopt_focus(focus):
             return
@@ -228,6 +260,9 @@ class FieldTruth:
             return
         self.on_focus(state, only_if_changed=True)
         with self._lock:
+            if anchor is None and self._behind and self.tracker.generation == generation:
+                self._caught_up(state)
+                return
             if (anchor is None or self._anchor is not anchor or self.tracker.generation != generation
                     or anchor.holds(state.field_id, state.caret_offset, state.text_before_caret)):
                 return
@@ -237,6 +272,22 @@ class FieldTruth:
                 self._reset("field-changed")
             else:
                 self._resync(state)
+
+
+    def _caught_up(self, state: FocusState) -> None:
+        """Lock held: a field event after a suggestion was held back from the field (behind the keys then).
+        Caught up with the keys: ask again (the worker's cache answers at once); caught up with something
+        else (select-all and BackSpace): take the buffer from it; still behind: wait for the next one."""
+        text = state.text_before_caret
+        if text is None or state.is_password or self._field_behind(text):
+            return
+        if field_agrees(text, self.tracker.text):
+            self._behind = False
+            self._request()
+        else:
+            self.counters["field_corrections"] += 1
+            log.debug("the field caught up with something other than the keys: using the field's")
+            self._resync(state)
 
 
 def caret_pending(state: FocusState, caret_misses: dict[str, int]) -> bool:

@@ -68,6 +68,7 @@ class FocusRules:
                 self._hide()
                 self._end_stretch()
                 self.tracker.replace(state.text_before_caret)
+                self._agreed()
                 self._pending = None
                 if self._worker is not None and self._active() and self.tracker.text.strip():
                     self._worker.prefill(self.tracker.text, self._params)

@@ -104,6 +104,8 @@ class KeyHandling:
                 learner.flush()  # a line ends; the next one is a stretch of its own
             else:
                 learner.typed(-1 if kind is Kind.BACKSPACE else 1 if kind in _TEXT_KINDS else 0)
+        if kind in _TEXT_KINDS:
+            self._passing()
         if kind is Kind.CHAR and self._ghost and self._ghost[0] == event.char:
             self.tracker.feed(event)
             self.counters["typed_through"] += 1
@@ -161,6 +163,7 @@ class KeyHandling:
             self.counters["accepted" if spec == cfg.accept_key else "accepted_word"] += 1
             self.counters["accepted_chars"] += len(piece)
             log.debug("accepting %d characters", len(piece))
+            self._passing()
             self.tracker.accept(piece)
             if self._learner is not None:
                 self._learner.typed(len(piece))

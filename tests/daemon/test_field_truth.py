@@ -200,6 +200,45 @@ def test_select_all_and_backspace_leave_no_ghost_and_tab_inserts_nothing() -> No
     assert r.inj.typed == [] and r.field.text == "\t"
 
 
+def test_select_all_and_backspace_in_a_field_lagging_past_the_settling_show_nothing_of_the_old_text() -> None:
+    # A busy browser's accessibility still reads the old text for longer than
+    # SETTLE_S after select-all and BackSpace: that reading is not the field's
+    # new text, and no suggestion for it may show.
+    r = Rig(SimField(lag=1))
+    r.type("The quick brown fox jumps over the la")
+    r.answer("zy dog")
+    r.field.lag = 10_000  # never within the settling
+    r.keys.on_key(KeyEvent(Kind.SHORTCUT, name="ctrl+a"))
+    r.keys.on_key(KeyEvent(Kind.BACKSPACE, name="backspace"))
+    r.field.select_all_delete()
+    for answer in ("azy dog", "zy dog"):
+        if r.worker.requests and r.worker.last[1].strip():
+            r.answer(answer)
+        assert r.sink.visible == ""
+    assert r.c.counters["field_behind"] >= 1
+    r.field._stale_reads = 0  # it catches up, and says so
+    r.c.on_field_event()
+    assert r.c.buffer_text == "" and r.sink.visible == ""
+    r.tab()
+    assert r.inj.typed == [] and r.field.text == "\t"
+
+
+def test_a_field_lagging_past_the_settling_while_typing_gets_its_suggestion_once_it_caught_up() -> None:
+    r = Rig(SimField())
+    r.type("Hello wor")
+    r.answer("ld")
+    r.field.lag = 10_000
+    r.type("k")
+    r.answer("s and")
+    # the field still reads "Hello wor": the buffer keeps the key, nothing is shown at the old caret
+    assert r.sink.visible == "" and r.c.buffer_text == "Hello work"
+    r.field._stale_reads = 0
+    r.c.on_field_event()
+    assert r.worker.last[1] == "Hello work"  # asked again once the field caught up
+    r.answer("s and")
+    assert r.sink.events[-1][:3] == ("show", "s and", Rect(100 + CHAR_W * 10, 50, 1, 18))
+
+
 def test_another_field_taking_focus_hides_the_ghost_and_tab_inserts_nothing_old() -> None:
     r = Rig(SimField())
     r.type("Dear Sir or Mad")

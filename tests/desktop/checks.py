@@ -60,6 +60,7 @@ def fail_where_the_input_method_was_lost(results: dict, app: str) -> None:
     lost = (results.get("scenarios", {}).get(app) or {}).get("input_method_lost")
     assert not lost, (f"{app}: the input method changed under the scenario: {lost['before']} -> {lost['after']}; "
                       f"the desktop's log: {lost['desktop_log']}; the engine's log: {lost['engine_log']}; "
+                      f"who switched IBus's engine (a monitor of its bus): {lost.get('engine_switches', 'no record')}; "
                       f"the engine's crash: {lost.get('engine_crash', '')[:2500] or 'none written'}; the "
                       f"engine's threads: {lost.get('engine_stacks', '')[-2500:] or 'none running'}")
 
@@ -72,7 +73,8 @@ def check_input_method_served_every_scenario(results: dict) -> None:
     lost = {app: res["input_method_lost"] for app, res in results.get("scenarios", {}).items()
             if res.get("input_method_lost")}
     assert not lost, f"the input method changed under {sorted(lost)}: " + "; ".join(
-        f"{app}: {v['before']} -> {v['after']}, the desktop's log: {v['desktop_log']}, the engine's crash: "
+        f"{app}: {v['before']} -> {v['after']}, the desktop's log: {v['desktop_log']}, who switched IBus's engine: "
+        f"{v.get('engine_switches', 'no record')}, the engine's crash: "
         f"{v.get('engine_crash', '')[:1500] or 'none written'}" for app, v in lost.items())
     again = {app: res["first_run"] for app, res in results.get("scenarios", {}).items() if res.get("first_run")}
     if not again:

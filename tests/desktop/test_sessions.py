@@ -79,7 +79,9 @@ INLINE = ("gnome", "kde")
 INLINE_CASES = [(d, a) for d in INLINE for a in NORMAL[d]] + [(d, a) for d in DARK for a in DARK[d]]
 #: Fields in a fixed-width font (the tier's page sets DejaVu Sans Mono; the editors' and terminals' default).
 MONOSPACE = ("gnome-text-editor", "mousepad", "kwrite", "firefox", "chromium", "kgx")
-MONOSPACE_CASES = [(d, a) for d, a in INLINE_CASES if a in MONOSPACE]
+#: ... and on the scaled screens (scale 2 and 1.5): the letter spacing the extension and KWin's effect give
+#: each character, checked where a pixel of theirs is not a pixel of the screenshot.
+MONOSPACE_CASES = [(d, a) for d, a in INLINE_CASES + SCREEN_CASES if a in MONOSPACE]
 #: Without the extension or the effect: IBus's popup.
 POPUP = ("gnome-popup", "kde-popup")
 JUMP_CASES = [(d, a) for d in JUMP for a in JUMP[d]]

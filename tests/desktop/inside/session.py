@@ -1586,6 +1586,39 @@ def watch_carets(out: str) -> None:
           f"{out}/ibus-carets.log")
 
 
+#: Who selected IBus's engine: every SetGlobalEngine call on IBus's own bus (the caller's connection and the
+#: engine's name) and IBus's GlobalEngineChanged signal, as a monitor of that bus printed them.
+ENGINE_SWITCHES = "ibus-engines.log"
+
+
+def watch_engine_switches(out: str) -> None:
+    """A monitor of who switches IBus's engine (GNOME Shell falls back to ``xkb:us::eng`` when a switch it
+    asked for fails; ``ibus engine`` and IBus's panel switch it too): the outside record that a lost input
+    method's failure cites."""
+    spawn(["dbus-monitor", "--address", ibus_address(),
+           "type='method_call',interface='org.freedesktop.IBus',member='SetGlobalEngine'",
+           "type='signal',interface='org.freedesktop.IBus',member='GlobalEngineChanged'"],
+          f"{out}/{ENGINE_SWITCHES}")
+
+
+def engine_switches(out: str, start: int) -> list[str]:
+    """The switches the monitor printed after byte ``start`` of its log, one line each: the message's first
+    line (its time, sender and member) and its string argument (the engine's name)."""
+    try:
+        with open(f"{out}/{ENGINE_SWITCHES}", errors="replace") as f:
+            f.seek(start)
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    found: list[str] = []
+    for line in lines:
+        if line.startswith(("method call", "signal")):
+            found.append(re.sub(r" serial=\d+| path=\S+;| interface=\S+;", "", line.strip())[:200])
+        elif found and line.strip().startswith("string ") and "'" not in found[-1]:
+            found[-1] += f" '{line.strip()[7:].strip(chr(34))}'"
+    return found[-12:]
+
+
 def choose_engine_again(out: str, lost: dict) -> None:
     """After the input method or the engine went (``lost``): ghosttype chosen again with `ibus engine` (what
     IBus's preferences do) until an engine process serves it, a new one ready for keys; a new ibus-daemon
@@ -1604,6 +1637,7 @@ def choose_engine_again(out: str, lost: dict) -> None:
         wait_for(lambda: any("status: ready" in line for line in elines()[mark:]), 120)
     if input_method()["ibus_daemon"] != lost["before"]["ibus_daemon"]:
         watch_carets(out)
+        watch_engine_switches(out)
     note(f"ghosttype chosen again: {input_method()}")
 
 
@@ -1614,14 +1648,15 @@ def input_method() -> dict:
             "selected": ibus_engine()}
 
 
-#: What a desktop's log says when its input method or the engine went (KWin restarts a crashed input method).
-IM_TROUBLE = re.compile(r"crash|Input Method|ibus-daemon|SIGSEGV|SIGABRT|Traceback", re.I)
+#: What a desktop's log says when its input method or the engine went (KWin restarts a crashed input method;
+#: GNOME Shell logs IBus's "Set global engine failed" before it falls back to xkb:us::eng).
+IM_TROUBLE = re.compile(r"crash|Input Method|ibus-daemon|SIGSEGV|SIGABRT|Traceback|global engine", re.I)
 
 
-def input_method_lost(desk, before: dict, marks: dict) -> dict | None:
+def input_method_lost(desk, before: dict, marks: dict, out: str) -> dict | None:
     """After a scenario: None when the same ibus-daemon and engine still serve the keys as before it; else
-    what changed, and what the desktop's log, the engine's log (no text) and its stacks at a crash said
-    meanwhile."""
+    what changed, and what the desktop's log, the engine's log (no text), its stacks at a crash and the monitor
+    of engine switches on IBus's bus said meanwhile."""
     after = input_method()
     if after != before:  # `ibus engine` may fail once in a busy moment: read again before calling it lost
         time.sleep(1.0)
@@ -1637,7 +1672,8 @@ def input_method_lost(desk, before: dict, marks: dict) -> dict | None:
             "desktop_log": [line[:300] for line in desktop_lines if IM_TROUBLE.search(line)][-12:],
             "engine_log": [line[:300] for line in elines()[marks["engine"]:]
                            if " ERROR " in line or " CRITICAL " in line or "Traceback" in line][-12:],
-            "engine_crash": stacks_since(marks["stacks"])}
+            "engine_crash": stacks_since(marks["stacks"]),
+            "engine_switches": engine_switches(out, marks["switches"])}
 
 
 #: Where the engine writes every thread's stack when it dies of a fatal signal or is sent SIGUSR1 (names and
@@ -1673,15 +1709,20 @@ def engine_stacks() -> str:
     return stacks_since(start) or "(none written)"
 
 
-def log_marks(desk) -> dict:
-    """Where the desktop's log, the engine's log (line counts) and the engine's stacks.txt (bytes) stand now."""
+def log_marks(desk, out: str) -> dict:
+    """Where the desktop's log, the engine's log (line counts), the engine's stacks.txt and the monitor of
+    engine switches (bytes) stand now."""
     try:
         with open(desk.log, errors="replace") as f:
             desktop = len(f.read().splitlines())
     except OSError:
         desktop = 0
+    try:
+        switches = os.path.getsize(f"{out}/{ENGINE_SWITCHES}")
+    except OSError:
+        switches = 0
     return {"desktop": desktop, "engine": len(elines()),
-            "stacks": stacks_size()}
+            "stacks": stacks_size(), "switches": switches}
 
 
 def upgrade_while_running(desktop: str) -> dict:
@@ -1732,7 +1773,7 @@ def run_scenario(desk, scen: str, out: str) -> dict:
     t = time.monotonic()
     res: dict = {"app": scen}
     app = App(desk, scen, out)
-    im_before, marks = input_method(), log_marks(desk)
+    im_before, marks = input_method(), log_marks(desk, out)
     try:
         app.launch()
         res["ready"] = app.wait_ready()
@@ -1765,7 +1806,7 @@ def run_scenario(desk, scen: str, out: str) -> dict:
         res["error"] = traceback.format_exc()[-1500:]
     finally:
         app.close()
-        if not os.environ.get("GT_NO_ENGINE") and (lost := input_method_lost(desk, im_before, marks)):
+        if not os.environ.get("GT_NO_ENGINE") and (lost := input_method_lost(desk, im_before, marks, out)):
             if lost["after"]["engine"]:
                 lost["engine_stacks"] = engine_stacks()
             res["input_method_lost"] = lost
@@ -1837,6 +1878,7 @@ def main() -> int:
             results["upgraded_while_running"] = upgrade_while_running(desktop)
         desk.settle()
         watch_carets(out)
+        watch_engine_switches(out)
         note(f"{desktop} and engine ready")
     except Exception as e:
         results["setup"] = {"ok": False, "error": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - t_start, 1),

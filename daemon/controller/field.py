@@ -283,7 +283,8 @@ class FieldTruth:
             return
         if field_agrees(text, self.tracker.text):
             self._behind = False
-            self._request()
+            if self._pending is None or self._pending_done:  # else its answer is still to come, and shows
+                self._request()
         else:
             self.counters["field_corrections"] += 1
             log.debug("the field caught up with something other than the keys: using the field's")

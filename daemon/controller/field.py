@@ -9,7 +9,8 @@ fits, and takes it away when the field moves under it.
   and BackSpace, paste, undo, autocorrect) the buffer is reset from the field,
   unless the field still reads as the buffer read before the latest keys (an
   application whose accessibility lags its input by more than that: a busy
-  browser): then nothing is shown, and its next field event looks again.
+  browser): then nothing is shown until a reading of the field, at its next
+  field event or focus poll, has caught up (see ``FocusRules._caught_up``).
 * **Anchors.**  A shown suggestion is tied to a
   :class:`~daemon.controller.anchor.FieldAnchor` (field, caret offset, text
   before it); typing through or accepting moves it along, keeping a short
@@ -87,7 +88,7 @@ class FieldTruth:
             if field_text is not None and not field_agrees(field_text, self.tracker.text):
                 if self._field_behind(field_text):
                     # Not caught up with the keys yet, after all of SETTLE_S: neither this text nor the
-                    # suggestion is the field's; its field event, when the keys arrive, looks again.
+                    # suggestion is the field's; the next reading of it looks again (FocusRules._caught_up).
                     self.counters["field_behind"] += 1
                     log.debug("the field is behind the keys: nothing shown until it catches up")
                     self._behind = True
@@ -260,9 +261,6 @@ class FieldTruth:
             return
         self.on_focus(state, only_if_changed=True)
         with self._lock:
-            if anchor is None and self._behind and self.tracker.generation == generation:
-                self._caught_up(state)
-                return
             if (anchor is None or self._anchor is not anchor or self.tracker.generation != generation
                     or anchor.holds(state.field_id, state.caret_offset, state.text_before_caret)):
                 return
@@ -272,23 +270,6 @@ class FieldTruth:
                 self._reset("field-changed")
             else:
                 self._resync(state)
-
-
-    def _caught_up(self, state: FocusState) -> None:
-        """Lock held: a field event after a suggestion was held back from the field (behind the keys then).
-        Caught up with the keys: ask again (the worker's cache answers at once); caught up with something
-        else (select-all and BackSpace): take the buffer from it; still behind: wait for the next one."""
-        text = state.text_before_caret
-        if text is None or state.is_password or self._field_behind(text):
-            return
-        if field_agrees(text, self.tracker.text):
-            self._behind = False
-            if self._pending is None or self._pending_done:  # else its answer is still to come, and shows
-                self._request()
-        else:
-            self.counters["field_corrections"] += 1
-            log.debug("the field caught up with something other than the keys: using the field's")
-            self._resync(state)
 
 
 def caret_pending(state: FocusState, caret_misses: dict[str, int]) -> bool:

@@ -16,6 +16,12 @@ shows that text on the caret's line
 (:mod:`~daemon.controller.terminal_prompt`), and a line it never showed is
 forgotten at its Return.
 
+A reading of the same field after a suggestion was held back because the
+field was behind the keys (``FieldTruth._present``) looks again whether it
+caught up: every reading counts, a field event's or the housekeeping poll's,
+so an application that sends no event when it catches up is not waited for
+forever.
+
 Threads: :meth:`on_focus` is called by the key handling after keys that may
 move focus, by the frontend's housekeeping and focus watchers, and by
 :meth:`~daemon.controller.field.FieldTruth.on_field_event`.  The focus query
@@ -27,6 +33,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
+from daemon.controller.anchor import field_agrees
 from daemon.controller.ports import FocusState
 from daemon.controller.terminal_prompt import terminal_shows
 from daemon.worker import describe_exception
@@ -57,7 +64,8 @@ class FocusRules:
         with self._lock:
             if (only_if_changed and state.window_id == previous.window_id
                     and state.field_id == previous.field_id and state.is_password == previous.is_password):
-                self._adopt_focus(state)
+                if not self._adopt_focus(state) and self._behind and self.tracker.generation == generation:
+                    self._caught_up(state)
                 return
             if state.field_id != previous.field_id or state.window_id != previous.window_id:
                 log.debug("focus moved: window %s -> %s, field %s -> %s", previous.window_id, state.window_id,
@@ -127,3 +135,20 @@ class FocusRules:
         except Exception as e:
             log.warning("focus query failed: %s", describe_exception(e))
             return None
+
+    def _caught_up(self, state: FocusState) -> None:
+        """Lock held: a reading of the field (a field event, the focus poll) after a suggestion was held back
+        from it (behind the keys then). Caught up with the keys: ask again (the worker's cache answers at
+        once); caught up with something else (select-all and BackSpace): take the buffer from it; still
+        behind: wait for the next reading."""
+        text = state.text_before_caret
+        if text is None or state.is_password or self._field_behind(text):
+            return
+        if field_agrees(text, self.tracker.text):
+            self._behind = False
+            if self._pending is None or self._pending_done:  # else its answer is still to come, and shows
+                self._request()
+        else:
+            self.counters["field_corrections"] += 1
+            log.debug("the field caught up with something other than the keys: using the field's")
+            self._resync(state)

@@ -239,6 +239,22 @@ def test_a_field_lagging_past_the_settling_while_typing_gets_its_suggestion_once
     assert r.sink.events[-1][:3] == ("show", "s and", Rect(100 + CHAR_W * 10, 50, 1, 18))
 
 
+def test_a_field_that_sends_no_event_when_it_caught_up_is_read_again_by_the_focus_poll() -> None:
+    # Seen with a Qt field in the real daemon: keys still queued for the listener when the buffer was reset
+    # from the field came twice, the field then read as an earlier buffer, and no event followed.
+    r = Rig(SimField())
+    r.type("Hello wor")
+    r.answer("ld")
+    r.field.lag = 10_000
+    r.type("k")
+    r.answer("s and")
+    assert r.sink.visible == ""
+    r.field._stale_reads = 0
+    r.c.on_focus(only_if_changed=True)  # the housekeeping's poll, no field event
+    r.answer("s and")
+    assert r.sink.events[-1][:3] == ("show", "s and", Rect(100 + CHAR_W * 10, 50, 1, 18))
+
+
 def test_another_field_taking_focus_hides_the_ghost_and_tab_inserts_nothing_old() -> None:
     r = Rig(SimField())
     r.type("Dear Sir or Mad")

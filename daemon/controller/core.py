@@ -121,7 +121,7 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         #: the buffer's texts before each key and accept since the field last agreed with it (newest last):
         #: a reading that agrees with one of them is the application not caught up yet (see field.py)
         self._passed: collections.deque[str] = collections.deque(maxlen=PASSED_STATES)
-        #: a suggestion was held back from a field behind the keys: its next field event looks again
+        #: a suggestion was held back from a field behind the keys: the next reading of it looks again
         self._behind = False
         #: (window, field) the newest request's buffer belongs to
         self._request_field: tuple[int, str] = (0, "")

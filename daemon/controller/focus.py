@@ -16,6 +16,11 @@ shows that text on the caret's line
 (:mod:`~daemon.controller.terminal_prompt`), and a line it never showed is
 forgotten at its Return.
 
+A reading of its own (a poll, a key) that finds another object of the same
+window focused looks once more after ``FOCUS_CONFIRM_S`` before it acts: a
+browser reports its document focused for a few milliseconds while an accept
+key is grabbed.
+
 A reading of the same field after a suggestion was held back because the
 field was behind the keys (``FieldTruth._present``) looks again whether it
 caught up: every reading counts, a field event's or the housekeeping poll's,
@@ -31,6 +36,7 @@ runs without the lock and may take tens of milliseconds.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Optional
 
 from daemon.controller.anchor import field_agrees
@@ -39,6 +45,10 @@ from daemon.controller.terminal_prompt import terminal_shows
 from daemon.worker import describe_exception
 
 log = logging.getLogger(__name__)
+
+#: How long a reading that finds another object of the same window focused waits before it looks again
+#: (a browser's document takes the focus for a few milliseconds while an accept key is grabbed).
+FOCUS_CONFIRM_S = 0.05
 
 
 class FocusRules:
@@ -56,11 +66,13 @@ class FocusRules:
         if state is None:
             if self._focus_info is None:
                 return
-            try:
-                state = self._focus_info.current()
-            except Exception as e:
-                log.warning("focus query failed: %s", describe_exception(e))
-                state = FocusState()
+            state = self._query_focus()
+            if (only_if_changed and previous.field_id and state.window_id == previous.window_id
+                    and state.field_id != previous.field_id):
+                # Another object of the same window: a browser reports its document focused for a moment
+                # while an accept key is grabbed (Firefox ESR); look once more before acting on it.
+                time.sleep(FOCUS_CONFIRM_S)
+                state = self._query_focus()
         with self._lock:
             if (only_if_changed and state.window_id == previous.window_id
                     and state.field_id == previous.field_id and state.is_password == previous.is_password):
@@ -126,6 +138,14 @@ class FocusRules:
         if state.is_password is None and self._config.skips_unknown_fields:
             return "unidentified field"
         return ""
+
+    def _query_focus(self) -> FocusState:
+        assert self._focus_info is not None
+        try:
+            return self._focus_info.current()
+        except Exception as e:
+            log.warning("focus query failed: %s", describe_exception(e))
+            return FocusState()
 
     def _read_focus(self) -> Optional[FocusState]:
         if self._focus_info is None:

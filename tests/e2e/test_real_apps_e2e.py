@@ -246,8 +246,11 @@ class Session:
         return wait_until(lambda: overlay_geometry(self.display) is None, timeout=timeout, interval=0.05)
 
     def log_tail(self, n: int = 40) -> str:
-        lines = [l for l in self.daemon.output().splitlines() if "ghosttype.status" in l or "controller" in l]
-        return "\n".join(lines[-n:])
+        """The controller's lines, errors and warnings, and the last state line (the counters of the
+        controller and the accept keys: a Tab passed on, swallowed or echoed)."""
+        out = self.daemon.output().splitlines()
+        lines = [l for l in out if "ghosttype.status" in l or "controller" in l or " ERROR " in l or " WARNING " in l]
+        return "\n".join(lines[-n:] + [l for l in out if "state: ControllerState" in l][-1:])
 
     def figures(self) -> str:
         lat = sorted(self.latencies())

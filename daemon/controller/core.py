@@ -54,8 +54,8 @@ from typing import Optional
 from daemon.capture.tracker import InputTracker, Snapshot
 from daemon.config import Config
 from daemon.controller.anchor import FieldAnchor
-from daemon.controller.field import PASSED_STATES, FieldTruth
-from daemon.controller.focus import FocusRules
+from daemon.controller.field import FieldTruth
+from daemon.controller.focus import PASSED_STATES, FocusRules
 from daemon.controller.keys import KeyHandling
 from daemon.controller.ports import (CaretLocator, Clock, ControllerState, FieldLook, FocusInfo, FocusState, Rect,
                                      UiSink, WorkerLike)
@@ -121,8 +121,9 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         #: the buffer's texts before each key and accept since the field last agreed with it (newest last):
         #: a reading that agrees with one of them is the application not caught up yet (see field.py)
         self._passed: collections.deque[str] = collections.deque(maxlen=PASSED_STATES)
-        #: a suggestion was held back from a field behind the keys: the next reading of it looks again
-        self._behind = False
+        #: since when a suggestion is held back from a field behind the keys (None: none is): the next
+        #: reading of it looks again
+        self._behind_since: Optional[float] = None
         #: (window, field) the newest request's buffer belongs to
         self._request_field: tuple[int, str] = (0, "")
         self._key_time: Optional[float] = None  #: when the key behind the current buffer arrived

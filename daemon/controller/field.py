@@ -10,7 +10,8 @@ fits, and takes it away when the field moves under it.
   unless the field still reads as the buffer read before the latest keys (an
   application whose accessibility lags its input by more than that: a busy
   browser): then nothing is shown until a reading of the field, at its next
-  field event or focus poll, has caught up (see ``FocusRules._caught_up``).
+  field event or focus poll, has caught up (see ``FocusRules._caught_up``), or
+  ``BEHIND_MAX_S`` passed (then the field wins after all).
 * **Anchors.**  A shown suggestion is tied to a
   :class:`~daemon.controller.anchor.FieldAnchor` (field, caret offset, text
   before it); typing through or accepting moves it along, keeping a short
@@ -56,9 +57,6 @@ MAX_CARET_APPS = 64
 #: (it is elided to fit inside the field; less than this shows nothing, and
 #: then Tab is not swallowed either).
 MIN_GHOST_ROOM_PX = 24
-#: How many of the buffer's earlier texts (before each key since the field last agreed) a lagging field's
-#: reading is compared with.
-PASSED_STATES = 16
 
 
 class FieldTruth:
@@ -88,11 +86,12 @@ class FieldTruth:
                 return
             if field_text is not None and not field_agrees(field_text, self.tracker.text):
                 if self._field_behind(field_text):
-                    # Not caught up with the keys yet, after all of SETTLE_S: neither this text nor the
-                    # suggestion is the field's; the next reading of it looks again (FocusRules._caught_up).
+                    # not caught up with the keys after all of SETTLE_S: the next reading looks again
                     self.counters["field_behind"] += 1
-                    log.debug("the field is behind the keys: nothing shown until it catches up")
-                    self._behind = True
+                    log.debug("the field is behind the keys (%d characters before its caret, the keys' %d): nothing "
+                              "shown until it catches up", len(field_text), len(self.tracker.text))
+                    if self._behind_since is None:
+                        self._behind_since = self._clock()
                     self._caret_cache = None  # that reading is no answer for this buffer: read again
                     self._hide()
                     return
@@ -118,21 +117,6 @@ class FieldTruth:
                 log.debug("ghost shown %.1f ms after the key", self.latencies_ms[-1])
                 self._key_time = None
             self._show(text, caret, focus.look)
-
-    def _passing(self) -> None:
-        """Lock held: the buffer is about to change by a key or an accept; the field may read as it is now
-        for a while yet."""
-        if self.tracker.text:
-            self._passed.append(self.tracker.text)
-
-    def _agreed(self) -> None:
-        """Lock held: the field read as the buffer is now; it is past every earlier text."""
-        self._passed.clear()
-        self._behind = False
-
-    def _field_behind(self, field_text: str) -> bool:
-        """Lock held: whether the field reads as the buffer read before one of the latest keys."""
-        return any(field_agrees(field_text, earlier) for earlier in self._passed)
 
     def _resync(self, focus: FocusState) -> None:
         """Lock held: take the buffer from the field, hide, and ask again

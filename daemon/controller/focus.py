@@ -49,6 +49,13 @@ log = logging.getLogger(__name__)
 #: How long a reading that finds another object of the same window focused waits before it looks again
 #: (a browser's document takes the focus for a few milliseconds while an accept key is grabbed).
 FOCUS_CONFIRM_S = 0.05
+#: How many of the buffer's earlier texts (before each key since the field last agreed) a lagging field's
+#: reading is compared with (see ``_field_behind``).
+PASSED_STATES = 16
+#: How long a field may read as before the latest keys and still count as behind them; longer, and the
+#: field wins: the keys were the listener's, late, after the buffer was taken from a field already past
+#: them (a busy machine), or the application refused them.
+BEHIND_MAX_S = 1.0
 
 
 class FocusRules:
@@ -76,7 +83,8 @@ class FocusRules:
         with self._lock:
             if (only_if_changed and state.window_id == previous.window_id
                     and state.field_id == previous.field_id and state.is_password == previous.is_password):
-                if not self._adopt_focus(state) and self._behind and self.tracker.generation == generation:
+                if (not self._adopt_focus(state) and self._behind_since is not None
+                        and self.tracker.generation == generation):
                     self._caught_up(state)
                 return
             if state.field_id != previous.field_id or state.window_id != previous.window_id:
@@ -159,16 +167,35 @@ class FocusRules:
     def _caught_up(self, state: FocusState) -> None:
         """Lock held: a reading of the field (a field event, the focus poll) after a suggestion was held back
         from it (behind the keys then). Caught up with the keys: ask again (the worker's cache answers at
-        once); caught up with something else (select-all and BackSpace): take the buffer from it; still
-        behind: wait for the next reading."""
+        once); caught up with something else (select-all and BackSpace), or behind for longer than
+        BEHIND_MAX_S: take the buffer from it; still behind: wait for the next reading."""
         text = state.text_before_caret
         if text is None or state.is_password or self._field_behind(text):
             return
         if field_agrees(text, self.tracker.text):
-            self._behind = False
+            self._behind_since = None
             if self._pending is None or self._pending_done:  # else its answer is still to come, and shows
                 self._request()
         else:
             self.counters["field_corrections"] += 1
-            log.debug("the field caught up with something other than the keys: using the field's")
+            log.debug("the field caught up with something other than the keys, or stayed behind them: using "
+                      "the field's")
             self._resync(state)
+
+    def _passing(self) -> None:
+        """Lock held: the buffer is about to change by a key or an accept; the field may read as it is now
+        for a while yet."""
+        if self.tracker.text:
+            self._passed.append(self.tracker.text)
+
+    def _agreed(self) -> None:
+        """Lock held: the field read as the buffer is now; it is past every earlier text."""
+        self._passed.clear()
+        self._behind_since = None
+
+    def _field_behind(self, field_text: str) -> bool:
+        """Lock held: whether the field reads as the buffer read before one of the latest keys, and has not
+        done so for longer than BEHIND_MAX_S."""
+        if self._behind_since is not None and self._clock() - self._behind_since >= BEHIND_MAX_S:
+            return False
+        return any(field_agrees(field_text, earlier) for earlier in self._passed)

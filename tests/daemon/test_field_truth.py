@@ -5,6 +5,7 @@ BackSpace, another browser tab taking focus) and has text after the caret."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Optional
 
 from daemon.capture.events import KeyEvent, Kind
@@ -12,6 +13,7 @@ from daemon.config import Config
 from daemon.cpc.suggestion import Suggestion
 from daemon.controller.anchor import FieldAnchor
 from daemon.controller.field import CARET_MISSES, caret_pending
+from daemon.controller.focus import BEHIND_MAX_S
 from daemon.controller.ports import FieldLook, FocusState, Rect
 from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink, overlay
 
@@ -380,3 +382,28 @@ def test_a_browsers_document_focused_for_a_moment_as_tab_is_grabbed_neither_hide
     flaps = iter([document])
     r.tab()  # the accept's own reading, in that moment
     assert r.inj.typed == ["zy dog"] and field.text.endswith("the lazy dog")
+
+
+def test_keys_the_listener_gets_after_the_buffer_was_taken_from_a_field_past_them_do_not_hold_it_behind() -> None:
+    # Seen with a Qt field on a busy machine: the application had eight keys more than the listener; the
+    # buffer was taken from the field, the listener's late keys then came a second time, and the field
+    # (final, and read as the buffer read after the reset) looked behind them for good.
+    later = [0.0]
+    r = Rig(SimField())
+    r.c._clock = lambda: time.monotonic() + later[0]
+    r.type("Hello wor")
+    r.answer("ld")
+    r.field.insert("kz")  # the application has both keys; the listener, one
+    r.keys.on_key(ch("k"))
+    r.answer("s")  # the field disagrees (it is past the keys): the buffer is taken from it
+    assert r.c.buffer_text == "Hello workz"
+    r.keys.on_key(ch("z"))  # the listener's late key, a second time
+    r.answer("zz")
+    assert r.sink.visible == ""  # the field reads as the buffer before that key: behind, for now
+    r.c.on_focus(only_if_changed=True)
+    assert r.c.buffer_text == "Hello workzz"
+    later[0] += BEHIND_MAX_S
+    r.c.on_focus(only_if_changed=True)  # the focus poll: the field wins
+    assert r.c.buffer_text == "Hello workz"
+    r.answer("y")
+    assert r.sink.events[-1][:3] == ("show", "y", Rect(100 + CHAR_W * 11, 50, 1, 18))

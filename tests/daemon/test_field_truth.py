@@ -8,6 +8,8 @@ import dataclasses
 import time
 from typing import Optional
 
+import pytest
+
 from daemon.capture.events import KeyEvent, Kind
 from daemon.config import Config
 from daemon.cpc.suggestion import Suggestion
@@ -225,7 +227,9 @@ def test_select_all_and_backspace_in_a_field_lagging_past_the_settling_show_noth
     assert r.inj.typed == [] and r.field.text == "\t"
 
 
-def test_a_field_lagging_past_the_settling_while_typing_gets_its_suggestion_once_it_caught_up() -> None:
+@pytest.mark.parametrize("reading", ["field event", "focus poll"])
+def test_a_field_lagging_past_the_settling_while_typing_gets_its_suggestion_once_it_caught_up(reading) -> None:
+    # Either reading finds it caught up: an application may send no event then (the Qt test app did not).
     r = Rig(SimField())
     r.type("Hello wor")
     r.answer("ld")
@@ -235,24 +239,11 @@ def test_a_field_lagging_past_the_settling_while_typing_gets_its_suggestion_once
     # the field still reads "Hello wor": the buffer keeps the key, nothing is shown at the old caret
     assert r.sink.visible == "" and r.c.buffer_text == "Hello work"
     r.field._stale_reads = 0
-    r.c.on_field_event()
+    if reading == "field event":
+        r.c.on_field_event()
+    else:
+        r.c.on_focus(only_if_changed=True)  # the housekeeping's poll
     assert r.worker.last[1] == "Hello work"  # asked again once the field caught up
-    r.answer("s and")
-    assert r.sink.events[-1][:3] == ("show", "s and", Rect(100 + CHAR_W * 10, 50, 1, 18))
-
-
-def test_a_field_that_sends_no_event_when_it_caught_up_is_read_again_by_the_focus_poll() -> None:
-    # Seen with a Qt field in the real daemon: keys still queued for the listener when the buffer was reset
-    # from the field came twice, the field then read as an earlier buffer, and no event followed.
-    r = Rig(SimField())
-    r.type("Hello wor")
-    r.answer("ld")
-    r.field.lag = 10_000
-    r.type("k")
-    r.answer("s and")
-    assert r.sink.visible == ""
-    r.field._stale_reads = 0
-    r.c.on_focus(only_if_changed=True)  # the housekeeping's poll, no field event
     r.answer("s and")
     assert r.sink.events[-1][:3] == ("show", "s and", Rect(100 + CHAR_W * 10, 50, 1, 18))
 

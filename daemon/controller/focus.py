@@ -73,13 +73,13 @@ class FocusRules:
         if state is None:
             if self._focus_info is None:
                 return
-            state = self._query_focus()
+            state = self._read_focus() or FocusState()
             if (only_if_changed and previous.field_id and state.window_id == previous.window_id
                     and state.field_id != previous.field_id):
                 # Another object of the same window: a browser reports its document focused for a moment
                 # while an accept key is grabbed (Firefox ESR); look once more before acting on it.
                 time.sleep(FOCUS_CONFIRM_S)
-                state = self._query_focus()
+                state = self._read_focus() or FocusState()
         with self._lock:
             if (only_if_changed and state.window_id == previous.window_id
                     and state.field_id == previous.field_id and state.is_password == previous.is_password):
@@ -146,14 +146,6 @@ class FocusRules:
         if state.is_password is None and self._config.skips_unknown_fields:
             return "unidentified field"
         return ""
-
-    def _query_focus(self) -> FocusState:
-        assert self._focus_info is not None
-        try:
-            return self._focus_info.current()
-        except Exception as e:
-            log.warning("focus query failed: %s", describe_exception(e))
-            return FocusState()
 
     def _read_focus(self) -> Optional[FocusState]:
         if self._focus_info is None:

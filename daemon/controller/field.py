@@ -37,7 +37,6 @@ import time
 from typing import Callable, Optional
 
 from daemon.controller.anchor import FieldAnchor, field_agrees
-from daemon.controller.focus import FOCUS_CONFIRM_S
 from daemon.controller.ports import FocusState, Rect
 from daemon.worker import describe_exception
 
@@ -217,13 +216,10 @@ class FieldTruth:
         wait long.  True when the focused object has no readable text (it cannot
         contradict; a browser briefly reports its document focused while the
         accept key is grabbed), False for a password field.  Where another
-        object of the field's window is focused, it looks once more after
-        ``FOCUS_CONFIRM_S`` (a browser's document, focused for a few
-        milliseconds while the key is grabbed: Firefox ESR)."""
-        state = self._read_focus()
-        if state is not None and state.field_id and trail and trail[-1].field and state.field_id != trail[-1].field:
-            time.sleep(FOCUS_CONFIRM_S)  # the document of a browser, focused while the key is grabbed
-            state = self._read_focus()
+        object is focused, it looks once more (``_read_focus_twice``: a
+        browser's document, focused for a few milliseconds while the key is
+        grabbed)."""
+        state = self._read_focus_twice(trail[-1].field) if trail else self._read_focus()
         if state is not None and state.is_password:
             return False
         if state is None or state.text_before_caret is None:

@@ -73,13 +73,8 @@ class FocusRules:
         if state is None:
             if self._focus_info is None:
                 return
-            state = self._read_focus() or FocusState()
-            if (only_if_changed and previous.field_id and state.window_id == previous.window_id
-                    and state.field_id != previous.field_id):
-                # Another object of the same window: a browser reports its document focused for a moment
-                # while an accept key is grabbed (Firefox ESR); look once more before acting on it.
-                time.sleep(FOCUS_CONFIRM_S)
-                state = self._read_focus() or FocusState()
+            state = (self._read_focus_twice(previous.field_id, previous.window_id) if only_if_changed
+                     else self._read_focus()) or FocusState()
         with self._lock:
             if (only_if_changed and state.window_id == previous.window_id
                     and state.field_id == previous.field_id and state.is_password == previous.is_password):
@@ -155,6 +150,17 @@ class FocusRules:
         except Exception as e:
             log.warning("focus query failed: %s", describe_exception(e))
             return None
+
+    def _read_focus_twice(self, field_id: str, window_id: Optional[int] = None) -> Optional[FocusState]:
+        """The focused widget, read once more after FOCUS_CONFIRM_S where it is another object than
+        ``field_id`` (in window ``window_id``, where given): a browser reports its document focused for a few
+        milliseconds while an accept key is grabbed (Firefox ESR)."""
+        state = self._read_focus()
+        if (state is not None and field_id and state.field_id != field_id
+                and (window_id is None or state.window_id == window_id)):
+            time.sleep(FOCUS_CONFIRM_S)
+            state = self._read_focus()
+        return state
 
     def _caught_up(self, state: FocusState) -> None:
         """Lock held: a reading of the field (a field event, the focus poll) after a suggestion was held back

@@ -108,6 +108,9 @@ class CacheParams:
     trust_prior: float = 1.0
     #: how far the trust goes back toward trust_prior after each token it learned from (a fixed share)
     trust_share: float = 0.02
+    #: the longest match (in tokens) the trust scales and learns from; longer matches are trusted whole
+    #: (max_order: every match)
+    trust_max_order: int = 8
 
     def __post_init__(self) -> None:
         if not (1 <= self.min_order <= self.max_order and 1 <= self.min_order_word <= self.max_order):
@@ -120,6 +123,8 @@ class CacheParams:
             raise ValueError("beta and beta_word must be positive")
         if not (0.0 < self.trust_prior <= 1.0 and 0.0 <= self.trust_share < 1.0):
             raise ValueError("trust_prior must be in (0, 1] and trust_share in [0, 1)")
+        if self.trust_max_order < 1:
+            raise ValueError("trust_max_order must be at least 1")
 
     def weight(self, order: int, count: int, distinct: int, in_word: bool = False) -> float:
         """``lam`` for a match of ``order`` tokens seen ``count`` times with
@@ -401,10 +406,11 @@ class MemoryLM(WrappedLM):
         for i, seq in enumerate(seqs):
             m = index.lookup(seq[-self.params.max_order:]) if len(seq) else None
             continues = self._continues(seq[-1], m) if m is not None else None
-            if m is not None and stable is not None and len(seq) == len(stable) and tuple(seq) == stable:
+            trusted = m is not None and m.order <= self.params.trust_max_order
+            if trusted and stable is not None and len(seq) == len(stable) and tuple(seq) == stable:
                 self._stable_row = (m.followers, memory_mass(m, self.params, continues),
                                     np.exp(rows[i][m.followers].astype(np.float64)))
-            mixed = mix_row(rows[i], m, self.params, continues, self.trust)
+            mixed = mix_row(rows[i], m, self.params, continues, self.trust if trusted else 1.0)
             if mixed is not rows[i]:
                 if out is rows:
                     out = rows.copy()

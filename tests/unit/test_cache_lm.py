@@ -346,12 +346,14 @@ def _typed_through(lm: MemoryLM, text: str) -> list[float]:
 
 @settings(max_examples=100, deadline=None)
 @given(texts=texts_st, typed=st.text(alphabet=LETTERS + " ", min_size=2, max_size=30), seed=st.integers(0, 3),
-       prior=st.floats(0.05, 0.99), share=st.floats(0.0, 0.5))
-def test_the_trust_is_the_posterior_weight_of_the_memory_against_the_model_alone(texts, typed, seed, prior, share):
+       prior=st.floats(0.05, 0.99), share=st.floats(0.0, 0.5), longest=st.integers(1, 6))
+def test_the_trust_is_the_posterior_weight_of_the_memory_against_the_model_alone(texts, typed, seed, prior, share,
+                                                                                  longest):
     """Oracle: Bayes over two models, the model alone and the model with the memory trusted whole, scored on
     each typed token by the row the decoder asked after the tokens before it, then drawn back toward the prior
-    by the share; the trust is the second one's weight."""
-    params = CacheParams(max_order=6, trust_prior=prior, trust_share=share)
+    by the share; the trust is the second one's weight.  Only rows of matches of at most ``trust_max_order``
+    tokens are evidence (longer ones are mixed whole, whatever the trust)."""
+    params = CacheParams(max_order=6, trust_prior=prior, trust_share=share, trust_max_order=longest)
     memory = Memory()
     memory.extend(texts)
     base = char_lm(seed)
@@ -365,7 +367,7 @@ def test_the_trust_is_the_posterior_weight_of_the_memory_against_the_model_alone
             p_lm = np.exp(np.asarray(base.row(seq), dtype=np.float64))
             p_mix = np.exp(brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1]))
             t = CHAR_TOK[typed[n - 1]]
-            if found is not None:
+            if found is not None and found[0] <= longest:
                 r = p_mix[t] / p_lm[t]
                 w = (1 - share) * (w * r / ((1 - w) + w * r)) + share * prior
         expect.append(w)
@@ -386,3 +388,28 @@ def test_a_memory_that_predicts_the_typed_text_is_trusted_and_an_unrelated_one_s
     assert set(_typed_through(MemoryLM(base, unrelated, background=False), typed)) == {1.0}  # shipped: whole
     with pytest.raises(ValueError):
         CacheParams(trust_prior=0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=texts_st, queries=st.lists(st.text(alphabet=LETTERS + " ", min_size=1, max_size=12), min_size=1,
+                                         max_size=6),
+       trust=st.floats(0.01, 0.99), longest=st.integers(1, 6), seed=st.integers(0, 3))
+def test_the_trust_scales_only_matches_up_to_trust_max_order(texts, queries, trust, longest, seed):
+    """Oracle (the formula, brute_row): a row whose longest match has at most ``trust_max_order`` tokens is
+    mixed with the memory's weights times the trust, a longer one with the memory trusted whole."""
+    params = CacheParams(max_order=6, trust_prior=0.5, trust_max_order=longest)
+    memory = Memory()
+    memory.extend(texts)
+    base = char_lm(seed)
+    lm = MemoryLM(base, memory, params, background=False)
+    lm.trust = trust
+    streams = [[CHAR_TOK[c] for c in piece] for piece in memory.pieces()]
+    seqs = [[CHAR_TOK[c] for c in q] for q in queries]
+    rows = lm.logprobs(seqs)
+    for seq, row in zip(seqs, rows):
+        found = brute_followers(streams, seq, params.max_order)
+        scale = trust if found is not None and found[0] <= longest else 1.0
+        expect = brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1], scale)
+        np.testing.assert_allclose(np.exp(row.astype(np.float64)), np.exp(expect), atol=1e-6)
+    with pytest.raises(ValueError):
+        CacheParams(trust_max_order=0)

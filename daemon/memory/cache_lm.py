@@ -30,9 +30,12 @@ is the posterior weight of the two (the model with the memory trusted whole,
 the model alone), drawn back toward its prior by a fixed share after each
 token so that it can rise again: a memory of another author, whose rows make
 what is typed less likely, is soon hardly mixed in; one that knows the
-user's words stays near whole.  Shipped off (``trust_prior`` 1): at 10
-keys/s it took an unrelated author's cost away but also part of the same
-author's gain (``daemon/evaluation/README.md``).
+user's words stays near whole.  ``trust_max_order`` limits it to the short
+matches (the trust scales, and learns from, matches of at most that many
+tokens; longer ones are trusted whole).  Shipped off (``trust_prior`` 1):
+at 10 keys/s it took an unrelated author's cost away but also part of the
+same author's gain, over every match and over matches of one and two tokens
+(``daemon/evaluation/README.md``).
 
 **The index.** Each memory piece is tokenized once with the model's own
 tokenizer (kept by piece while the piece is in memory).  N-grams never span

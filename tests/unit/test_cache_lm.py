@@ -111,12 +111,14 @@ def test_the_next_token_and_a_words_spelling_have_their_own_trust():
        lam_max=st.floats(0.0, 0.95), lam_word=st.floats(0.0, 0.95), min_order=st.integers(1, 3),
        ramp=st.integers(1, 6), beta=st.floats(0.1, 16.0), word=st.tuples(st.integers(1, 3), st.integers(1, 6),
                                                                             st.floats(0.1, 16.0)),
-       seed=st.integers(0, 3), trust=st.floats(0.01, 1.0))
+       seed=st.integers(0, 3), trust=st.floats(0.01, 1.0), longest=st.integers(1, 6))
 def test_rows_are_the_mixture_of_the_model_and_the_memory_and_stay_normalised(texts, queries, lam_max, lam_word,
                                                                                min_order, ramp, beta, word, seed,
-                                                                               trust):
+                                                                               trust, longest):
+    """Oracle: the formula (brute_row) over a scan of the streams (brute_followers); the trust scales a row
+    whose longest match has at most ``trust_max_order`` tokens, a longer one is mixed with the memory whole."""
     params = CacheParams(max_order=6, min_order=min_order, lam_max=lam_max, lam_word=lam_word, ramp=ramp, beta=beta,
-                         min_order_word=word[0], ramp_word=word[1], beta_word=word[2])
+                         min_order_word=word[0], ramp_word=word[1], beta_word=word[2], trust_max_order=longest)
     memory = Memory()
     memory.extend(texts)
     base = char_lm(seed)
@@ -128,7 +130,8 @@ def test_rows_are_the_mixture_of_the_model_and_the_memory_and_stay_normalised(te
     assert rows.shape == (len(seqs), base.n_vocab) and rows.dtype == np.float32
     for seq, row in zip(seqs, rows):
         found = brute_followers(streams, seq, params.max_order) if seq else None
-        expect = brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1] if seq else 0, trust)
+        scale = trust if found is not None and found[0] <= longest else 1.0
+        expect = brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1] if seq else 0, scale)
         np.testing.assert_allclose(row, expect, rtol=0, atol=2e-5)
         assert math.isclose(float(np.exp(row.astype(np.float64)).sum()), 1.0, abs_tol=1e-4)
 
@@ -386,30 +389,7 @@ def test_a_memory_that_predicts_the_typed_text_is_trusted_and_an_unrelated_one_s
     assert _typed_through(MemoryLM(base, related, learning, background=False), typed)[-1] > 0.95
     assert _typed_through(MemoryLM(base, unrelated, learning, background=False), typed)[-1] < 0.1
     assert set(_typed_through(MemoryLM(base, unrelated, background=False), typed)) == {1.0}  # shipped: whole
-    with pytest.raises(ValueError):
-        CacheParams(trust_prior=0.0)
+    for bad in (dict(trust_prior=0.0), dict(trust_max_order=0)):
+        with pytest.raises(ValueError):
+            CacheParams(**bad)
 
-
-@settings(max_examples=60, deadline=None)
-@given(texts=texts_st, queries=st.lists(st.text(alphabet=LETTERS + " ", min_size=1, max_size=12), min_size=1,
-                                         max_size=6),
-       trust=st.floats(0.01, 0.99), longest=st.integers(1, 6), seed=st.integers(0, 3))
-def test_the_trust_scales_only_matches_up_to_trust_max_order(texts, queries, trust, longest, seed):
-    """Oracle (the formula, brute_row): a row whose longest match has at most ``trust_max_order`` tokens is
-    mixed with the memory's weights times the trust, a longer one with the memory trusted whole."""
-    params = CacheParams(max_order=6, trust_prior=0.5, trust_max_order=longest)
-    memory = Memory()
-    memory.extend(texts)
-    base = char_lm(seed)
-    lm = MemoryLM(base, memory, params, background=False)
-    lm.trust = trust
-    streams = [[CHAR_TOK[c] for c in piece] for piece in memory.pieces()]
-    seqs = [[CHAR_TOK[c] for c in q] for q in queries]
-    rows = lm.logprobs(seqs)
-    for seq, row in zip(seqs, rows):
-        found = brute_followers(streams, seq, params.max_order)
-        scale = trust if found is not None and found[0] <= longest else 1.0
-        expect = brute_row(base.row(seq), found, params, CHAR_PIECES, seq[-1], scale)
-        np.testing.assert_allclose(np.exp(row.astype(np.float64)), np.exp(expect), atol=1e-6)
-    with pytest.raises(ValueError):
-        CacheParams(trust_max_order=0)

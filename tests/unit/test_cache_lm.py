@@ -392,4 +392,3 @@ def test_a_memory_that_predicts_the_typed_text_is_trusted_and_an_unrelated_one_s
     for bad in (dict(trust_prior=0.0), dict(trust_max_order=0)):
         with pytest.raises(ValueError):
             CacheParams(**bad)
-

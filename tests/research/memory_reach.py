@@ -21,7 +21,10 @@ import argparse
 import pathlib
 from typing import Optional
 
-from tests.research.memory_weights import CONTEXT_CHARS, CORPORA
+from tests.research.memory_weights import CORPORA, typed_span
+
+#: between two pieces of the memory in its text: no phrase spans two pieces (as in the memory's index)
+PIECE_BREAK = "\0"
 
 
 def reach(span: str, before: str, memory: str, context: int, least: int) -> int:
@@ -54,8 +57,6 @@ def reach(span: str, before: str, memory: str, context: int, least: int) -> int:
 
 def main(argv: Optional[list[str]] = None) -> None:
     from daemon.evaluation.learn import learned_memory
-    from daemon.evaluation.replay import choose_start
-    from daemon.evaluation.simulate import as_typed, kind_of
 
     p = argparse.ArgumentParser(prog="python -m tests.research.memory_reach", description=__doc__.split("\n\n")[0])
     p.add_argument("--corpora", type=pathlib.Path, required=True)
@@ -68,13 +69,13 @@ def main(argv: Optional[list[str]] = None) -> None:
         found = []
         for source in (same, other):
             memory, _params, _learned = learned_memory([str(args.corpora / source)], None)
-            text = "\n".join(memory.pieces())
+            text = PIECE_BREAK.join(memory.pieces())
             covered = total = 0
             for file_name in files:
-                typed = as_typed((args.corpora / file_name).read_text(encoding="utf-8"), kind_of(file_name))
-                at = choose_start(typed, chars, CONTEXT_CHARS, 0)
-                covered += reach(typed[at:at + chars], typed[:at], text, args.context, args.least)
-                total += len(typed[at:at + chars])
+                typed, at = typed_span(args.corpora, file_name, chars, 0)
+                span = typed[at:at + chars]
+                covered += reach(span, typed[:at], text, args.context, args.least)
+                total += len(span)
             found.append(100.0 * covered / max(1, total))
         print(f"{name:10s} same author {found[0]:5.1f}%   unrelated author {found[1]:5.1f}%")
 

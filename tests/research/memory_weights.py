@@ -74,11 +74,19 @@ def gains(rows: np.ndarray, params: CacheParams) -> np.ndarray:
     return np.log((1.0 - spent) * np.exp(lp) + mine) - lp
 
 
+def typed_span(corpora: pathlib.Path, file_name: str, chars: int, seed: int) -> tuple[str, int]:
+    """A "now" file as the simulated user types it, and where the benchmark's span of ``chars`` characters
+    starts for ``seed`` (``ghosttype eval --simulate-user``'s choice)."""
+    from daemon.evaluation.replay import choose_start
+    from daemon.evaluation.simulate import as_typed, kind_of
+
+    text = as_typed((corpora / file_name).read_text(encoding="utf-8"), kind_of(file_name))
+    return text, choose_start(text, chars, CONTEXT_CHARS, seed)
+
+
 def collect(corpora: pathlib.Path, out: pathlib.Path, seeds: Iterable[int] = (0, 1)) -> None:
     from daemon.backends.llamacpp.open import load_lm, resolve
     from daemon.evaluation.learn import learned_memory
-    from daemon.evaluation.replay import choose_start
-    from daemon.evaluation.simulate import as_typed, kind_of
     from daemon.memory.cache_lm import MemoryLM
 
     lm = load_lm(resolve(None), n_seq_max=8)
@@ -93,8 +101,7 @@ def collect(corpora: pathlib.Path, out: pathlib.Path, seeds: Iterable[int] = (0,
             for field_, seed in itertools.product(FIELDS, seeds):
                 records = []
                 for file_name in files:
-                    text = as_typed((corpora / file_name).read_text(encoding="utf-8"), kind_of(file_name))
-                    start = choose_start(text, chars, CONTEXT_CHARS, seed)
+                    text, start = typed_span(corpora, file_name, chars, seed)
                     before = "" if field_ == "empty" else text[max(0, start - CONTEXT_CHARS):start]
                     tokens = lm.tokenize(before + text[start:start + chars])
                     lm.clear_cache()

@@ -16,7 +16,8 @@ from daemon.config import Config
 from daemon.controller.ports import FocusState
 from daemon.cpc.suggestion import Suggestion
 from daemon.frontends.overlay.platform.atspi import constants as C
-from daemon.frontends.overlay.platform.atspi.bus import ACCESSIBLE, TEXT, AtspiCallError
+from daemon.frontends.atspi_bus import ACCESSIBLE, TEXT
+from daemon.frontends.overlay.platform.atspi.bus import AtspiCallError
 from daemon.frontends.overlay.platform.atspi.reader import AtspiFocus, StallBackoff
 from daemon.frontends.overlay.platform.x11.focus import X11Focus
 from tests.daemon.fakes import FakeInjector, FakeSuppressor, ManualWorker, RecordingSink, overlay

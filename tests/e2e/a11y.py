@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 from jeepney.io.blocking import open_dbus_connection
 
-from daemon.frontends.overlay.platform.atspi.bus import accessibility_bus_address
+from daemon.frontends.atspi_bus import accessibility_bus_address
 from daemon.controller.ports import Rect
 from daemon.frontends.base import PlatformError
 from tests import needs

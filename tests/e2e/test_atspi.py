@@ -23,7 +23,8 @@ from jeepney import DBusAddress, Properties
 from jeepney.io.blocking import open_dbus_connection
 
 from daemon.frontends.overlay.platform.atspi.reader import AtspiAnswer, AtspiFocus, StallBackoff
-from daemon.frontends.overlay.platform.atspi.bus import AtspiCallError, accessibility_bus_address
+from daemon.frontends.atspi_bus import accessibility_bus_address
+from daemon.frontends.overlay.platform.atspi.bus import AtspiCallError
 from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker
 from daemon.frontends.base import PlatformError
 from tests.e2e.a11y import APP, A11ySession, a11y, field_rect, inside, read_state, start_fields_app, window_rect  # noqa: F401

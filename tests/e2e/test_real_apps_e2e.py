@@ -36,7 +36,7 @@ from typing import Callable, Iterator, Optional
 
 import pytest
 
-from daemon.frontends.overlay.platform.atspi.bus import TEXT
+from daemon.frontends.atspi_bus import TEXT
 from daemon.frontends.overlay.platform.atspi.reader import AtspiAnswer, AtspiFocus
 from tests import needs
 from tests.e2e.a11y import A11ySession, a11y  # noqa: F401  (fixtures)

@@ -110,11 +110,14 @@ def test_only_the_keyboard_adapter_imports_pynput():
 
 def test_os_bindings_stay_in_daemon_platform():
     """Xlib, D-Bus, pyobjc and comtypes (and ctypes' Windows DLLs) are used by
-    ``daemon.frontends.overlay.platform`` and the IBus engine (``daemon.frontends.ibus``, which speaks
-    ibus-daemon's D-Bus protocol) only; the rest of the daemon sees their protocols."""
+    ``daemon.frontends.overlay.platform``, the IBus engine (``daemon.frontends.ibus``, which speaks
+    ibus-daemon's D-Bus protocol) and the accessibility bus both read (``daemon.frontends.atspi_bus``)
+    only; the rest of the daemon sees their protocols."""
     platform = ROOT / "daemon" / "frontends" / "overlay" / "platform"
     ibus = ROOT / "daemon" / "frontends" / "ibus"
-    paths = [p for p in (ROOT / "daemon").rglob("*.py") if platform not in p.parents and ibus not in p.parents]
+    shared = ROOT / "daemon" / "frontends" / "atspi_bus.py"
+    paths = [p for p in (ROOT / "daemon").rglob("*.py")
+             if platform not in p.parents and ibus not in p.parents and p != shared]
     bindings = ("Xlib", "jeepney", "objc", "AppKit", "Foundation", "Quartz", "ApplicationServices",
                 "CoreFoundation", "comtypes")
     offenders = _import_lines(paths, bindings)

@@ -1,14 +1,10 @@
-"""Connections to the AT-SPI accessibility bus, and bounded method calls on it.
+"""Bounded method calls on the AT-SPI accessibility bus (found by ``daemon.frontends.atspi_bus``).
 
-AT-SPI (the Linux accessibility protocol) runs on its own D-Bus bus, separate
-from the session bus; the session bus service ``org.a11y.Bus`` hands out its
-address.  This module finds that bus and wraps jeepney's blocking connection
-so that every call has a deadline and reports failure as one exception type
-(``AtspiCallError``), because applications on the accessibility bus come and
-go, hang, or implement only part of the protocol, and none of that may ever
-block or crash the daemon.
-
-Only ``daemon.frontends.overlay.platform.atspi.reader*`` modules import jeepney.
+This module wraps jeepney's blocking connection so that every call has a
+deadline and reports failure as one exception type (``AtspiCallError``),
+because applications on the accessibility bus come and go, hang, or implement
+only part of the protocol, and none of that may ever block or crash the daemon.
+The X11 frontend's reader (``reader``, ``focus_tracker``) calls through it.
 """
 
 from __future__ import annotations
@@ -19,23 +15,8 @@ from typing import Any
 from jeepney import DBusAddress, MatchRule, MessageType, Properties, message_bus, new_method_call
 from jeepney.io.blocking import DBusConnection, open_dbus_connection
 
+from daemon.frontends.atspi_bus import session_connection
 from daemon.frontends.base import PlatformError
-
-#: Every accessible object implements this interface.
-ACCESSIBLE = "org.a11y.atspi.Accessible"
-TEXT = "org.a11y.atspi.Text"
-COMPONENT = "org.a11y.atspi.Component"
-REGISTRY_BUS = "org.a11y.atspi.Registry"
-REGISTRY_PATH = "/org/a11y/atspi/registry"
-REGISTRY_IFACE = "org.a11y.atspi.Registry"
-#: The desktop object: its children are the accessible applications.
-DESKTOP_PATH = "/org/a11y/atspi/accessible/root"
-#: Every application exposes its root accessible at this path on its own bus name.
-APP_ROOT_PATH = "/org/a11y/atspi/accessible/root"
-EVENT_OBJECT = "org.a11y.atspi.Event.Object"
-
-#: Coordinate type for Text/Component geometry calls: 0 = screen.
-COORD_SCREEN = 0
 
 
 class AtspiCallError(Exception):
@@ -51,45 +32,6 @@ class AtspiCallError(Exception):
         self.timed_out = timed_out
 
 
-def accessibility_bus_address(session_bus: str = "SESSION", timeout: float = 2.0) -> str:
-    """Ask the session bus for the accessibility bus address.
-
-    ``org.a11y.Bus`` is D-Bus activatable (at-spi-bus-launcher), so this call
-    also starts the accessibility bus and registry when they are installed but
-    not running yet; hence the longer timeout than for ordinary calls.
-
-    Raises ``PlatformError`` with a fix hint when there is no session bus or no
-    accessibility bus.
-    """
-    session = _session(session_bus)
-    try:
-        launcher = DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Bus")
-        try:
-            reply = session.send_and_get_reply(new_method_call(launcher, "GetAddress"), timeout=timeout)
-        except (OSError, TimeoutError) as exc:
-            raise PlatformError(f"AT-SPI is unavailable: the accessibility bus did not answer ({exc})") from exc
-        if reply.header.message_type != MessageType.method_return or not reply.body or not reply.body[0]:
-            detail = reply.body[0] if reply.body else "no address"
-            raise PlatformError(
-                f"AT-SPI is unavailable: no accessibility bus ({detail}); install at-spi2-core"
-            )
-        return str(reply.body[0])
-    finally:
-        session.close()
-
-
-def _session(session_bus: str):
-    try:
-        return open_dbus_connection(session_bus)
-    except KeyError as exc:
-        raise PlatformError(
-            "AT-SPI is unavailable: no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set); "
-            "run inside a desktop session or dbus-run-session"
-        ) from exc
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise PlatformError(f"AT-SPI is unavailable: cannot connect to the D-Bus session bus ({exc})") from exc
-
-
 def set_toolkit_accessibility(enabled: bool, session_bus: str = "SESSION", timeout: float = 1.0) -> bool:
     """Set ``org.a11y.Status.IsEnabled`` and return its previous value.
 
@@ -102,7 +44,7 @@ def set_toolkit_accessibility(enabled: bool, session_bus: str = "SESSION", timeo
 
     Raises ``PlatformError`` when the session bus or the launcher is missing.
     """
-    session = _session(session_bus)
+    session = session_connection(session_bus)
     try:
         status = DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Status")
         try:

@@ -27,14 +27,8 @@ from typing import Callable, Optional
 
 from jeepney import MatchRule, MessageType
 
-from daemon.frontends.overlay.platform.atspi.bus import (
-    EVENT_OBJECT,
-    REGISTRY_BUS,
-    REGISTRY_IFACE,
-    REGISTRY_PATH,
-    AtspiBus,
-    AtspiCallError,
-)
+from daemon.frontends.atspi_bus import EVENT_OBJECT, REGISTRY_BUS, REGISTRY_IFACE, REGISTRY_PATH
+from daemon.frontends.overlay.platform.atspi.bus import AtspiBus, AtspiCallError
 
 log = logging.getLogger(__name__)
 

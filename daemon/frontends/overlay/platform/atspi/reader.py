@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from daemon.frontends.overlay.platform.atspi import constants as C
-from daemon.frontends.overlay.platform.atspi.bus import (
+from daemon.frontends.atspi_bus import (
     ACCESSIBLE,
     APP_ROOT_PATH,
     COMPONENT,
@@ -44,11 +44,9 @@ from daemon.frontends.overlay.platform.atspi.bus import (
     DESKTOP_PATH,
     REGISTRY_BUS,
     TEXT,
-    AtspiBus,
-    AtspiCallError,
     accessibility_bus_address,
-    set_toolkit_accessibility,
 )
+from daemon.frontends.overlay.platform.atspi.bus import AtspiBus, AtspiCallError, set_toolkit_accessibility
 from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker, ObjectRef
 from daemon.controller.ports import FieldLook, Rect
 from daemon.controller.terminal_prompt import line_before_caret, secret_prompt

@@ -161,10 +161,10 @@ def test_the_extension_serves_the_registered_engine_alone():
     method without ``Async`` first, with no way to tell the caller, so there is none), and Hidden goes
     to that engine alone, after every hide."""
     methods = list(SPEC.methods)
-    assert methods == ["Register", "Show", "Offset", "Hide", "Watch"]
+    assert methods == ["Register", "Show", "Offset", "SurfaceCaret", "Hide", "Watch"]
     for name in methods:
         assert not re.search(rf"\n    {name}\(", EXTENSION), f"{name} has a handler that skips the check"
-    for name in ("ShowAsync", "OffsetAsync", "HideAsync", "WatchAsync"):
+    for name in ("ShowAsync", "OffsetAsync", "SurfaceCaretAsync", "HideAsync", "WatchAsync"):
         assert js_method(name).split("\n")[0].strip() == "if (!this._fromEngine(invocation))"
     check = js_method("_fromEngine")
     assert "invocation.get_sender() === this._engine" in check and "ACCESS_DENIED" in check
@@ -174,9 +174,9 @@ def test_the_extension_serves_the_registered_engine_alone():
 
 
 def test_the_effect_serves_the_registered_engine_alone():
-    """The effect's Show, Offset, Hide and Watch answer only the unique name that registered;
+    """The effect's Show, Offset, SurfaceCaret, Hide and Watch answer only the unique name that registered;
     Caret and Hidden go to it alone; every hide says Hidden."""
-    for name in ("Show", "Offset", "Hide", "Watch"):
+    for name in ("Show", "Offset", "SurfaceCaret", "Hide", "Watch"):
         assert "fromEngine()" in cpp_function(f"GhostService::{name}").split("\n")[0 if name != "Show" else 1]
     check = cpp_function("GhostService::fromEngine")
     assert "message().service() == m_engine" in check and "QDBusError::AccessDenied" in check

@@ -26,37 +26,35 @@ Rules worth knowing:
   ibus >= 1.5.28) gets what is sent during a key with its answer (``PostProcessKeyEvent``), ahead of an
   older preedit signal it has not dispatched yet, which would come back and stay; so a preedit a key
   closed is closed once more in :meth:`Engine.key_done`.
-* Display (``ibus_display = "auto"``): the preedit only where it is drawn grey and stays private, i.e. a
-  GTK3 application through its IBus module that is not a browser; the popup everywhere else (GNOME Shell
-  and KWin forward no colours, GTK4 and Qt draw the preedit like typed text, a web page reads preedit as
-  the field's value), as long as a panel draws popups (GNOME Shell, ibus-ui-gtk3); with no panel the
-  preedit is the only display. ``shell``: ghosttype's GNOME Shell extension or KWin effect, where it
-  answers (``shell_ghost``), and the popup while KWin's caret is stale (``ShellGhost.stale``).
-* Context: the text before the caret as the controller tracks it from keys, re-synchronised from the
-  field's own surrounding text when the client sends one (GTK, Qt, Firefox): when that text does not
-  continue what we tracked (a click, an edit by the application), the field's text wins.  A field that
-  reports its text late (Firefox on KWin) is not a change
-  (:class:`~daemon.frontends.ibus.clients.LateEchoes` tells echoes from edits).
-* Each focus-in starts a new field id; a result for an older field is dropped (its buffer generation
-  moved on); showing goes to the focused engine only.
-* Privacy: PASSWORD / PIN purposes and the PRIVATE hint are treated like a password field (no capture,
-  no suggestion); TERMINAL follows the ``ibus_terminals`` setting, and its keys wait until the terminal
-  shows them on a line that asks for no secret (:mod:`~daemon.frontends.ibus.terminal_echo`, which sees
-  only the caret's line); a field whose text is all mask characters is a password field whatever it
-  declares (Firefox on Wayland declares nothing). **No key of a field reaches the controller before the
-  engine knows the field is not masked**, however many keys that takes: while nothing tells (no password
-  or terminal purpose, no text that is not all mask characters) and the client can still report the
-  field's text, the field is unidentified (``is_password`` None) and its keys are held here, in memory
-  (the newest :data:`HELD_KEYS`); they are replayed into the controller once the text shows the field is
-  plain, and dropped when it shows mask characters or a password purpose (Firefox on KWin reports each
-  key's text a key late or more, and a field's first report may come many keys late).  Whether the
-  client can still report is what IBus says of it (:meth:`Engine.can_report`): until ibus-daemon has
-  told the client's capabilities it may; after that exactly while they hold
-  ``IBUS_CAP_SURROUNDING_TEXT``.  No count of keys ends the wait: a client that offers its text and
-  never sends any (konsole on KWin) gets nothing. A client without the capability (XIM, a GTK widget
-  with no text to give: GTK's module drops the capability there) cannot tell: its keys go on, held ones
-  first, and ``unknown_fields`` decides; the denylist applies to the IBus client's name
-  (``gtk3-im:gedit`` -> ``gedit``; not on GNOME Wayland, where every client is ``gnome-shell``).
+* Display (``ibus_display = "auto"``): the preedit only where it is drawn grey and stays private, i.e. a GTK3
+  application through its IBus module that is not a browser; the popup everywhere else (GNOME Shell and KWin forward
+  no colours, GTK4 and Qt draw the preedit like typed text, a web page reads preedit as the field's value), as long as
+  a panel draws popups (GNOME Shell, ibus-ui-gtk3); with no panel the preedit is the only display. ``shell``:
+  ghosttype's GNOME Shell extension or KWin effect, where it answers (``shell_ghost``), and the popup while KWin's
+  caret is stale (``ShellGhost.stale``). A field whose caret the desktop never passes on, or KWin holds keys behind,
+  has it read from the accessibility bus (``carets``: :mod:`~daemon.frontends.ibus.caret_reading`).
+* Context: the text before the caret as the controller tracks it from keys, re-synchronised from the field's own
+  surrounding text when the client sends one (GTK, Qt, Firefox): when that text does not continue what we tracked (a
+  click, an edit by the application), the field's text wins.  A field that reports its text late (Firefox on KWin) is
+  not a change (:class:`~daemon.frontends.ibus.clients.LateEchoes` tells echoes from edits).
+* Each focus-in starts a new field id; a result for an older field is dropped (its buffer generation moved on);
+  showing goes to the focused engine only.
+* Privacy: PASSWORD / PIN purposes and the PRIVATE hint are treated like a password field (no capture, no suggestion);
+  TERMINAL follows the ``ibus_terminals`` setting, and its keys wait until the terminal shows them on a line that asks
+  for no secret (:mod:`~daemon.frontends.ibus.terminal_echo`, which sees only the caret's line); a field whose text is
+  all mask characters is a password field whatever it declares (Firefox on Wayland declares nothing). **No key of a
+  field reaches the controller before the engine knows the field is not masked**, however many keys that takes: while
+  nothing tells (no password or terminal purpose, no text that is not all mask characters) and the client can still
+  report the field's text, the field is unidentified (``is_password`` None) and its keys are held here, in memory (the
+  newest :data:`HELD_KEYS`); they are replayed into the controller once the text shows the field is plain, and dropped
+  when it shows mask characters or a password purpose (Firefox on KWin reports each key's text a key late or more, and
+  a field's first report may come many keys late).  Whether the client can still report is what IBus says of it
+  (:meth:`Engine.can_report`): until ibus-daemon has told the client's capabilities it may; after that exactly while
+  they hold ``IBUS_CAP_SURROUNDING_TEXT``.  No count of keys ends the wait: a client that offers its text and never
+  sends any (konsole on KWin) gets nothing. A client without the capability (XIM, a GTK widget with no text to give:
+  GTK's module drops the capability there) cannot tell: its keys go on, held ones first, and ``unknown_fields``
+  decides; the denylist applies to the IBus client's name (``gtk3-im:gedit`` -> ``gedit``), on Wayland to the
+  application the desktop's plug-in names (every client there is the compositor).
 
 Threads: ibus calls arrive on the D-Bus thread; results arrive on the worker thread through the sink."""
 
@@ -72,6 +70,7 @@ from daemon.controller import Controller, Drawn, event_spec
 from daemon.controller.ports import FocusState
 from daemon.controller.terminal_prompt import caret_line
 from daemon.frontends.ibus import menu, wire
+from daemon.frontends.ibus.caret_reading import CaretReading
 from daemon.frontends.ibus.caret_trail import CaretTrail
 from daemon.frontends.ibus.clients import (  # noqa: F401  (re-exported)
     _GREY_PREEDIT_PREFIXES, _WEB_APPS, ECHO_WINDOW, LAG_KEYS, MASK_CHARS, LateEchoes, app_from_client, app_from_plugin,
@@ -121,6 +120,7 @@ class Engine:
         self._preedit_in_key = False  #: the preedit changed while the key was handled
         #: where the inline suggestion starts against the client's caret rectangle (late ones included)
         self.trail = CaretTrail(self.app_id)
+        self.carets = CaretReading(frontend, self.trail, self.app_id)  #: its caret read from the accessibility bus?
         self._lock = threading.Lock()
 
     @property
@@ -220,6 +220,7 @@ class Engine:
             self._close_preedit()
             if event.kind is Kind.CHAR:  # the application puts it before the caret
                 self.trail.changed(1, line_break=event.char == "\n", text=event.char)
+                self.carets.key_typed()
             elif event.kind is Kind.BACKSPACE:  # and takes this one away
                 self.trail.changed(-1)
             elif event.kind not in (Kind.ESCAPE, Kind.DELETE, Kind.OTHER):  # the caret stays for those
@@ -308,6 +309,7 @@ class Engine:
         self._surrounding = None
         self._surrounding_fresh = False
         self.trail.clear()
+        self.carets.new_field()
         # Nothing is focused while the controller switches fields: a result
         # for the old field that is being shown right now goes nowhere, and
         # once on_focus() returns no result for it can be shown any more.
@@ -324,6 +326,7 @@ class Engine:
 
     def focus_out(self, object_path: str = "") -> None:
         if self.frontend.unfocus(self):  # from now on nothing is shown here
+            self.carets.focus_lost()
             # A new, empty field id: the controller resets and cancels pending work,
             # so a late result cannot paint anywhere.
             self.controller.on_focus(FocusState(window_id=self.frontend.next_field_id()))
@@ -387,7 +390,8 @@ class Engine:
         log.debug("cursor location (%d, %d, %d, %d)", x, y, w, h)
         self.trail.report((x, y, w, h))
         if self.frontend.shell is not None and self.frontend.focused is self:
-            shift = self.trail.shift()
+            self.carets.reported(h, self._keys_since_focus)
+            shift = self.carets.shift(self.trail.shift())
             if shift is not None and (shift.dx > w or shift.advance):
                 log.debug("the suggestion starts %d px right of the reported caret (client late: %s; characters "
                           "%.2f px wide, 0: not known to be alike)", shift.dx, self.trail.late, shift.advance)
@@ -485,7 +489,7 @@ class Engine:
         if mode == "popup":
             self.output.update_auxiliary(text, bool(text))
         elif mode == "shell":
-            self.frontend.shell.draw(text, self._surrounding, self.trail.shift())
+            self.frontend.shell.draw(text, self._surrounding, self.carets.shift(self.trail.shift()))
         else:
             attrs = wire.ghost_attributes(len(text), GHOST_COLOUR, self.frontend.prediction_hint) if text else []
             # Cursor 0: the caret stays before the suggestion.

@@ -21,6 +21,7 @@ from typing import Optional, Protocol
 from daemon.controller import Controller, Drawn
 from daemon.controller.ports import Rect
 from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.caret_reading import CaretReading
 
 
 class EngineOutput(Protocol):
@@ -43,6 +44,7 @@ class FieldEngine(Protocol):
     """What the frontend needs of an engine object (``engine.Engine``)."""
 
     output: EngineOutput
+    carets: CaretReading
 
     def display(self, text: str, drawn: Optional[Drawn] = None) -> None: ...
 
@@ -51,6 +53,8 @@ class FieldEngine(Protocol):
     def publish_properties(self, update: bool) -> None: ...
 
     def app_changed(self) -> None: ...
+
+    def set_cursor_location(self, x: int, y: int, w: int, h: int) -> None: ...
 
 
 class IBusFrontend:
@@ -72,6 +76,8 @@ class IBusFrontend:
         #: until the D-Bus layer knows (then a panel is assumed)
         self.panel: Optional[bool] = None
         self.shell = None  #: a ShellGhost once the session bus is reached (shell_ghost)
+        #: an A11yCaret once the accessibility bus is reached (a11y_caret): the caret of a field that reports none
+        self.a11y_caret = None
         #: what "Off in <application>" and "Settings..." do (``daemon.frontends.ibus.menu``)
         self.actions = None
 

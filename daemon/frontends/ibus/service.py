@@ -13,6 +13,7 @@ no Qt, no keyboard listener, no platform backend.
 
 from __future__ import annotations
 
+import functools
 import logging
 import pathlib
 import signal
@@ -23,7 +24,9 @@ from typing import Callable, Optional
 from daemon import __version__
 from daemon.checks import program_version
 from daemon.controller import Controller
+from daemon.frontends.base import PlatformError
 from daemon.frontends.ibus import wire
+from daemon.frontends.ibus.a11y_caret import A11yCaret
 from daemon.frontends.ibus.inline import shell_extension
 from daemon.frontends.ibus.bus import IBusService, IBusUnavailable, ibus_address
 from daemon.frontends.ibus.inline.compositor import program
@@ -94,6 +97,8 @@ def start_shell_ghost(frontend: IBusFrontend, verify: Callable[[int], Optional[s
     def stale(text: str, drawn: Optional[Callable[[str], None]]) -> None:  # KWin's effect could not place it:
         # IBus's popup shows it, and who waits to hear what is on screen hears it from there
         engine = frontend.focused
+        if engine is not None:
+            engine.carets.stale()  # read from the accessibility bus from now on
         if engine is not None and engine.shown == text:
             engine.display(text, drawn)
 
@@ -115,12 +120,35 @@ def start_shell_ghost(frontend: IBusFrontend, verify: Callable[[int], Optional[s
             return
         frontend.shell = shell
         redisplay()
+        reader = start_a11y_caret(frontend)
+        if reader is not None:
+            frontend.a11y_caret = reader
         if shell_extension.installed() and not shell.present:
             log.info("GNOME Shell extension for this user: %s",
                      shell_extension.enable_when_loaded() or "GNOME Shell's settings cannot be read")
 
     threading.Thread(target=connect, name="shell-ghost-start", daemon=True).start()
     return shell
+
+
+def caret_read(frontend: IBusFrontend, pid: int, x: int, y: int, w: int, h: int) -> None:
+    """A caret read from the accessibility bus: the focused field's engine places the suggestion there."""
+    engine = frontend.focused
+    if engine is not None:
+        engine.carets.read(pid, x, y, w, h)
+
+
+def start_a11y_caret(frontend: IBusFrontend) -> Optional[A11yCaret]:
+    """The reader of carets from the accessibility bus, for fields whose caret the desktop never passes on
+    (it listens only when a field asks: :mod:`~daemon.frontends.ibus.a11y_caret`); None without that bus."""
+    reader = A11yCaret(on_caret=functools.partial(caret_read, frontend))
+    try:
+        reader.start()
+    except (PlatformError, OSError, TimeoutError, ValueError) as e:
+        log.info("no accessibility bus (%s): a field that reports no caret gets no inline suggestion",
+                 type(e).__name__)
+        return None
+    return reader
 
 
 class EngineProcess:
@@ -172,7 +200,9 @@ class EngineProcess:
         finally:
             for s, h in previous.items():
                 signal.signal(s, h)
-            lifecycle.shutdown(links=(("GNOME Shell link", shell.close),),
+            a11y = frontend.a11y_caret
+            lifecycle.shutdown(links=(("GNOME Shell link", shell.close),
+                                      *((("accessibility bus", a11y.close),) if a11y is not None else ())),
                                outputs=(("connection", service.close),))
             log.info("ghosttype IBus engine stopped")
         return 0

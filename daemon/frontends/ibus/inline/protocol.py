@@ -67,3 +67,13 @@ def parse(text: str) -> Protocol:
 
 #: The protocol this engine speaks (the file shipped beside it).
 SPEC = parse(FILE.read_text(encoding="utf-8"))
+
+#: The plug-ins' bus name (their interface's) and object.
+BUS_NAME = SPEC.interface
+OBJECT_PATH = SPEC.constant("ObjectPath")
+#: The plug-ins' protocol this engine needs (their Version; what each version added: the file).
+PROTOCOL = int(SPEC.constant("Version"))
+#: The longest text sent to ``Show`` (the plug-ins refuse longer ones without measuring them).
+MAX_TEXT_CHARS = int(SPEC.constant("MaxTextChars"))
+#: The effect's answer to Show when KWin's caret is behind the application's.
+STALE_ERROR = SPEC.constant("StaleCaretError")

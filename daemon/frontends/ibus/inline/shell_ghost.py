@@ -1,35 +1,31 @@
-"""The engine's end of the inline suggestion drawn by the desktop's compositor:
-ghosttype's GNOME Shell extension (``gnome_shell/extension.js``) or its KWin
-effect on KDE Plasma (``kwin/``), spoken to on the session bus with jeepney.
-Both serve the same interface under the same name (the protocol, and why each
-rule: the IBus ``README.md``, "The GNOME Shell extension" onwards).
+"""The engine's end of the inline suggestion drawn by the desktop's compositor: ghosttype's GNOME Shell extension
+(``gnome_shell/extension.js``) or its KWin effect on KDE Plasma (``kwin/``), spoken to on the session bus with
+jeepney. Both serve the same interface under the same name (the protocol, and why each rule: the IBus
+``README.md``, "The GNOME Shell extension" onwards).
 
-Who owns that name is learned from the bus daemon alone (a ``NameOwnerChanged``
-counts only from ``org.freedesktop.DBus``, with three strings).  The plug-in is
-present only while the connection that owns its name also owns
-``org.gnome.Shell`` or ``org.kde.KWin``, that connection's process runs that
-compositor (:mod:`~daemon.frontends.ibus.inline.compositor`), its ``Version`` is at
-least :data:`PROTOCOL`, and it accepted this engine (``Register``).  Every call
-goes to that connection's unique name; answers and signals count only from it
-and with the protocol's signatures; a message the receiving thread cannot use
-is dropped.  While it is present each suggestion goes to it alone, as a method
-call, and no popup shows; when it goes the engine is told (``on_change``).
+Who owns that name is learned from the bus daemon alone (a ``NameOwnerChanged`` counts only from
+``org.freedesktop.DBus``, with three strings).  The plug-in is present only while the connection that owns its
+name also owns ``org.gnome.Shell`` or ``org.kde.KWin``, that connection's process runs that compositor
+(:mod:`~daemon.frontends.ibus.inline.compositor`), its ``Version`` is at least :data:`PROTOCOL`, and it accepted
+this engine (``Register``).  Every call goes to that connection's unique name; answers and signals count only
+from it and with the protocol's signatures; a message the receiving thread cannot use is dropped.  While it is
+present each suggestion goes to it alone, as a method call, and no popup shows; when it goes the engine is told
+(``on_change``).
 
-From KWin's effect the engine asks for the caret (``Watch``: KWin gives an
-input method none on Plasma's IBus route) and hears it as ``Caret(x, y, w, h)``
-(``on_caret``); an effect whose caret is keys behind answers ``Show`` with
-``StaleCaret`` and the popup shows the suggestion (``on_stale``) until KWin
-next says where the caret is.  Both name the application that has the keys
-(``App(ids)``; IBus names no Wayland client): :attr:`ShellGhost.app`, ``on_app``.
+From KWin's effect the engine asks for the caret (``Watch``: KWin gives an input method none on Plasma's IBus
+route) and hears it as ``Caret(x, y, w, h)`` (``on_caret``); an effect whose caret is keys behind answers
+``Show`` with ``StaleCaret`` and the popup shows the suggestion (``on_stale``) until KWin next says where the
+caret is, or the engine reads the field's caret from the accessibility bus and sends it as ``SurfaceCaret``
+(:meth:`ShellGhost.surface_caret`; GNOME Shell too, for a field whose caret it never hears).  Both name the
+application that has the keys (``App(ids)``; IBus names no Wayland client): :attr:`ShellGhost.app`, ``on_app``.
 
-Nothing here waits for the compositor: :meth:`ShellGhost.show` and :meth:`ShellGhost.hide` only
-write to the bus, and answers arrive on this module's receiving thread.  A text counts as drawn
-(:meth:`ShellGhost.drawn`) once ``Show`` answered for it (a text that only drops characters typed
-through it keeps counting meanwhile), until ``Hidden``.  ``Visible(chars)`` (the text shown was
-placed again and the window's edge cuts it elsewhere) changes how much of it counts, while no
-``Show`` is unanswered: Tab inserts what the screen shows.  Each ``Show`` follows ``Offset(known,
-x, y, dx)``: where the next character goes against the caret rectangle at (x, y)
-(:mod:`~daemon.frontends.ibus.caret_trail`).  The text is never logged.
+Nothing here waits for the compositor: :meth:`ShellGhost.show` and :meth:`ShellGhost.hide` only write to the
+bus, and answers arrive on this module's receiving thread.  A text counts as drawn (:meth:`ShellGhost.drawn`)
+once ``Show`` answered for it (a text that only drops characters typed through it keeps counting meanwhile),
+until ``Hidden``.  ``Visible(chars)`` (the text shown was placed again and the window's edge cuts it elsewhere)
+changes how much of it counts, while no ``Show`` is unanswered: Tab inserts what the screen shows.  Each
+``Show`` follows ``Offset(known, x, y, dx)``: where the next character goes against the caret rectangle at (x,
+y) (:mod:`~daemon.frontends.ibus.caret_trail`).  The text is never logged.
 """
 
 from __future__ import annotations
@@ -44,22 +40,13 @@ from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_conne
 from . import compositor
 from ..caret_trail import Shift
 from ..clients import text_follows_caret
-from .protocol import SPEC
+from .protocol import BUS_NAME, MAX_TEXT_CHARS, OBJECT_PATH, PROTOCOL, SPEC, STALE_ERROR
 
 log = logging.getLogger(__name__)
 
-#: The plug-ins' bus name (their interface's), object, version and bound, from protocol.xml.
-BUS_NAME = SPEC.interface
-OBJECT_PATH = SPEC.constant("ObjectPath")
 SHELL_NAME = "org.gnome.Shell"
 KWIN_NAME = "org.kde.KWin"
 BUS_DAEMON = "org.freedesktop.DBus"
-#: The plug-ins' protocol this engine needs (their Version; what each version added: the file).
-PROTOCOL = int(SPEC.constant("Version"))
-#: The longest text sent to ``Show`` (the plug-ins refuse longer ones without measuring them).
-MAX_TEXT_CHARS = int(SPEC.constant("MaxTextChars"))
-#: The effect's answer to Show when KWin's caret is behind the application's.
-STALE_ERROR = SPEC.constant("StaleCaretError")
 CALL_TIMEOUT_S = 2.0
 #: How long start() waits for the plug-in to be checked and to accept this engine.
 HANDSHAKE_TIMEOUT_S = 3.0
@@ -71,14 +58,14 @@ def _plugin(unique: str, interface: str = BUS_NAME) -> DBusAddress:
 
 
 class ShellGhost:
-    """See the module docstring.  ``on_change()`` is called (on the receiving thread) when the extension
-    comes or goes, ``on_drawn(drawn, chars, total)`` when GNOME Shell answered for the text now wanted,
-    ``on_caret(x, y, w, h)`` when KWin's effect says where the focused field's caret is, ``on_stale(text,
-    drawn)`` when it could not draw ``text`` for KWin's caret is stale (``drawn``: who waits to hear what
-    of it is on screen, or None), ``on_app()`` when the application that has the keys changed.
-    ``verify(pid)`` names the program process ``pid`` runs, or None (by default
-    :func:`~daemon.frontends.ibus.inline.compositor.program`); the plug-in counts only where it names the
-    compositor whose bus name its connection owns (:data:`~daemon.frontends.ibus.inline.compositor.COMPOSITORS`)."""
+    """See the module docstring.  ``on_change()`` is called (on the receiving thread) when the extension comes or goes,
+    ``on_drawn(drawn, chars, total)`` when GNOME Shell answered for the text now wanted, ``on_caret(x, y, w, h)``
+    when KWin's effect says where the focused field's caret is, ``on_stale(text, drawn)`` when it could not draw
+    ``text`` for KWin's caret is stale (``drawn``: who waits to hear what of it is on screen, or None), ``on_app()``
+    when the application that has the keys changed. ``verify(pid)`` names the program process ``pid`` runs, or None
+    (by default :func:`~daemon.frontends.ibus.inline.compositor.program`); the plug-in counts only where it names
+    the compositor whose bus name its connection owns
+    (:data:`~daemon.frontends.ibus.inline.compositor.COMPOSITORS`)."""
 
     def __init__(self, on_change: Callable[[], None] = lambda: None,
                  on_drawn: Callable[[bool, int, int], None] = lambda d, c, t: None,
@@ -121,8 +108,8 @@ class ShellGhost:
     # -- set-up ---------------------------------------------------------------------
 
     def start(self, bus: str = "SESSION") -> None:
-        """Connect to the session bus and learn whether the extension is there;
-        raises OSError (or ValueError, KeyError: no session bus) when it cannot."""
+        """Connect to the session bus and learn whether the extension is there; raises OSError (or ValueError,
+        KeyError: no session bus) when it cannot."""
         conn = open_dbus_connection(bus, auth_timeout=2.0)
         for name in self._owners:
             rule = MatchRule(type="signal", sender=BUS_DAEMON, interface=BUS_DAEMON, member="NameOwnerChanged")
@@ -197,8 +184,8 @@ class ShellGhost:
         return "KWin effect" if owner and owner == self._owners[KWIN_NAME] else "GNOME Shell extension"
 
     def _check(self) -> None:
-        """(lock held) Take the next step towards the plug-in that owns the name now: which program
-        its connection belongs to, then its protocol version, then registering with it."""
+        """(lock held) Take the next step towards the plug-in that owns the name now: which program its connection
+        belongs to, then its protocol version, then registering with it."""
         owner = self._owners[BUS_NAME]
         if self._linked and self._linked != owner:
             self._linked = ""
@@ -246,19 +233,17 @@ class ShellGhost:
 
     def draw(self, text: str, surrounding: Optional[tuple[str, int, int]] = None,
              shift: Optional[Shift] = None) -> None:
-        """Show ``text`` at the caret ("" hides it), ``shift`` right of the
-        rectangle the client reported last.  Nothing is drawn where the
-        field's ``surrounding`` text (text, cursor, anchor) has more than
-        blanks after the caret on its line: the suggestion would cover it."""
+        """Show ``text`` at the caret ("" hides it), ``shift`` right of the rectangle the client reported last.
+        Nothing is drawn where the field's ``surrounding`` text (text, cursor, anchor) has more than blanks after
+        the caret on its line: the suggestion would cover it."""
         if text and len(text) <= MAX_TEXT_CHARS and not text_follows_caret(surrounding):
             self.show(text, shift)
         else:
             self.hide()
 
     def caret_pending(self) -> None:
-        """Text is being committed: the caret moves, and GNOME Shell hears where
-        only when the client reports it (Firefox: at its next key).  Until then
-        nothing is drawn: it would stand where the caret was, over the text."""
+        """Text is being committed: the caret moves, and GNOME Shell hears where only when the client reports it
+        (Firefox: at its next key).  Until then nothing is drawn: it would stand where the caret was, over the text."""
         with self._lock:
             self._await_caret = True
 
@@ -268,8 +253,8 @@ class ShellGhost:
             self._watch()
 
     def caret_moved(self, shift: Optional[Shift] = None) -> None:
-        """The client reported its caret (GNOME Shell's panel hears it too);
-        ``shift``: where the caret really is against it."""
+        """The client reported its caret (GNOME Shell's panel hears it too); ``shift``: where the caret really is
+        against it."""
         with self._lock:
             self._await_caret = False
             text, self._deferred = self._deferred, ""
@@ -279,6 +264,26 @@ class ShellGhost:
             self.show(text, shift)
         elif conn is not None:  # the shown text follows the caret in GNOME Shell: tell it the shift there
             self._offset(conn, unique, shift)
+
+    def surface_caret(self, pid: int, x: int, y: int, w: int, h: int, shift: Optional[Shift] = None) -> None:
+        """The field's caret read from the accessibility bus (:mod:`~daemon.frontends.ibus.caret_reading`), relative
+        to process ``pid``'s surface: the plug-in draws there (``SurfaceCaret``), and KWin's stale caret no longer
+        holds the suggestion back (``shift`` as for :meth:`caret_moved`).  One of no height: the reading stopped,
+        the desktop's caret counts again."""
+        with self._lock:
+            conn, unique = (self._conn, self._linked) if self._present() else (None, "")
+            was_stale = self._stale and h > 0
+            self._stale, self._declined = (False, "") if was_stale else (self._stale, self._declined)
+        if conn is not None:
+            self._send(conn, new_method_call(_plugin(unique), "SurfaceCaret", SPEC.methods["SurfaceCaret"].inputs,
+                                             (pid, x, y, w, h)), next(conn.outgoing_serial))
+            if h > 0:
+                self.caret_moved(shift)
+            self._announce_caret(was_stale)
+
+    def _announce_caret(self, was_stale: bool) -> None:
+        if was_stale:  # the caret is known again: suggestions are drawn inline
+            self._on_change()
 
     def show(self, text: str, shift: Optional[Shift] = None) -> None:
         with self._lock:
@@ -334,12 +339,10 @@ class ShellGhost:
             log.warning("cannot reach GNOME Shell's extension: %s", type(e).__name__)
 
     def when_drawn(self, text: str, drawn: Callable[[str], None]) -> None:
-        """``drawn`` hears, once GNOME Shell has answered for ``text`` (at once
-        if it has), the part of it visible in full ("" when nothing was drawn);
-        not at all when a newer text or a hide comes first.  For a text typed
-        through, it hears at once what was visible of it before, and again
-        when GNOME Shell answers (the edge may cut it a character apart: its
-        font is not the application's); and again at each ``Visible``."""
+        """``drawn`` hears, once GNOME Shell has answered for ``text`` (at once if it has), the part of it visible
+        in full ("" when nothing was drawn); not at all when a newer text or a hide comes first.  For a text typed
+        through, it hears at once what was visible of it before, and again when GNOME Shell answers (the edge may
+        cut it a character apart: its font is not the application's); and again at each ``Visible``."""
         with self._lock:
             answer, refused = self._answer, bool(text) and text == self._declined
             if not refused:
@@ -406,11 +409,8 @@ class ShellGhost:
                     if sender != self._linked or signature != SPEC.signals["Caret"] or not self._present():
                         return
                     was_stale, self._stale, self._declined = self._stale, False, ""
-                x, y, w, h = msg.body
-                self._on_caret(x, y, w, h)
-                if was_stale:
-                    log.debug("KWin knows the caret again: suggestions are drawn inline")
-                    self._on_change()
+                self._on_caret(*msg.body)
+                self._announce_caret(was_stale)
             elif member == "Hidden":
                 with self._lock:
                     if sender != self._linked or signature != SPEC.signals["Hidden"]:

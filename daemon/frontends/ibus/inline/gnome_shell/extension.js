@@ -49,10 +49,20 @@
 // caret (or known false) is taken as before: after a thin caret, into a block.
 // advance > 0: the field's characters are all that wide (a fixed-width font),
 // so the text is drawn in the monospace font, spaced to that width.
+//
+// SurfaceCaret(pid, x, y, w, h): where GNOME Shell was told no caret for the
+// field (Thunderbird's compose window commits no surface after its cursor
+// rectangles, so Mutter passes none on), the engine reads the caret from the
+// accessibility bus, relative to the application's surface; it is placed where
+// the focused window's buffer is (its client-side shadow included), scaled as
+// Mutter scales that window, and only while that window is process pid's. One
+// of no height (the engine stopped reading) changes nothing here: GNOME Shell's
+// next caret replaces it.
 
 import Clutter from 'gi://Clutter';
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
+import Mtk from 'gi://Mtk';
 import Pango from 'gi://Pango';
 import St from 'gi://St';
 
@@ -390,6 +400,17 @@ class InlineGhost {
         return lo;
     }
 
+    // The caret the engine read from the accessibility bus, relative to the surface of process pid's window:
+    // followed while that window has the focus (see SurfaceCaret above).
+    surfaceCaret(pid, x, y, w, h) {
+        const win = global.display.focus_window;
+        if (!win || win.get_pid() !== pid || h <= 0 || screenLocked())
+            return;
+        const buffer = win.get_buffer_rect();
+        const scaled = win.protocol_to_stage_rect(new Mtk.Rectangle({x, y, width: w, height: h}));
+        this._follow({x: buffer.x + scaled.x, y: buffer.y + scaled.y, width: scaled.width, height: scaled.height});
+    }
+
     // The caret moved (the application redrew after a key): follow it, or hide when it no longer fits.
     _follow(caret) {
         this._caret = caret;
@@ -540,6 +561,13 @@ export default class GhostTypeExtension extends Extension {
     WatchAsync(_params, invocation) {
         if (!this._fromEngine(invocation))
             return;
+        invocation.return_value(new GLib.Variant('()', []));
+    }
+
+    SurfaceCaretAsync([pid, x, y, w, h], invocation) {
+        if (!this._fromEngine(invocation))
+            return;
+        this._ghost.surfaceCaret(pid, x, y, w, h);
         invocation.return_value(new GLib.Variant('()', []));
     }
 

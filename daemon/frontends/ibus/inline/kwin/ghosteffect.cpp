@@ -212,6 +212,13 @@ void GhostService::Watch()
     }
 }
 
+void GhostService::SurfaceCaret(uint pid, int x, int y, int width, int height)
+{
+    if (fromEngine()) {
+        m_effect->surfaceCaret(pid, QRect(x, y, width, height));
+    }
+}
+
 void GhostService::forget(const QString &name)
 {
     m_asking.remove(name);
@@ -279,6 +286,7 @@ GhostEffect::GhostEffect()
         connect(im, &InputMethod::activeChanged, this, &GhostEffect::follow);
         connect(im, &InputMethod::activeWindowChanged, this, [this]() {
             m_caret.reset(); // another field's caret says nothing about this one
+            m_surfaceCaret = false;
             lost();
             follow();
         });
@@ -286,6 +294,7 @@ GhostEffect::GhostEffect()
     connect(effects, &EffectsHandler::windowActivated, this, [this]() {
         m_service->emitApp();
         m_caret.reset();
+        m_surfaceCaret = false;
         watchWindow();
         lost();
         follow();
@@ -337,6 +346,7 @@ void GhostEffect::watchWindow()
     if (EffectWindow *window = effects->activeWindow()) {
         m_frameWatch = connect(window, &EffectWindow::windowFrameGeometryChanged, this, [this]() {
             m_caret.reset();
+            m_surfaceCaret = false;
             lost();
         });
     }
@@ -360,7 +370,7 @@ void GhostEffect::watchSurface()
 
 bool GhostEffect::caretStale() const
 {
-    return m_pending.isValid() && m_pending.elapsed() > s_staleMs;
+    return !m_surfaceCaret && m_pending.isValid() && m_pending.elapsed() > s_staleMs;
 }
 
 bool GhostEffect::isActive() const
@@ -414,7 +424,7 @@ void GhostEffect::refit(bool answering)
 bool GhostEffect::follow()
 {
     InputMethod *im = kwinApp()->inputMethod();
-    if (!im) {
+    if (!im || m_surfaceCaret) { // the engine reads this field's caret from the accessibility bus
         return false;
     }
     const RectF r = im->cursorRectangle(); // logical, global; empty: no field with a text input
@@ -431,6 +441,30 @@ bool GhostEffect::follow()
         refit();
     }
     return true;
+}
+
+// The accessibility bus said where the field's caret is (surface-relative): it stands where the window's buffer
+// is, and KWin's own caret, keys behind, is neither waited for nor followed until the engine stops reading.
+void GhostEffect::surfaceCaret(uint pid, const QRect &caret)
+{
+    if (caret.height() <= 0) { // the engine stopped reading it: KWin's caret again
+        if (m_surfaceCaret) {
+            m_surfaceCaret = false;
+            m_caret.reset();
+            follow();
+        }
+        return;
+    }
+    EffectWindow *window = effects->activeWindow();
+    if (!window || window->pid() <= 0 || uint(window->pid()) != pid || caret.height() <= 0 || effects->isScreenLocked()) {
+        return;
+    }
+    const QPointF origin = window->bufferGeometry().topLeft(); // logical, as the surface's coordinates
+    m_caret = QRect(std::lround(origin.x()) + caret.x(), std::lround(origin.y()) + caret.y(), caret.width(), caret.height());
+    m_surfaceCaret = true;
+    if (!m_text.isEmpty()) {
+        refit();
+    }
 }
 
 std::optional<GhostEffect::Placed> GhostEffect::place() const

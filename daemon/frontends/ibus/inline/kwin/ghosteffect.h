@@ -23,7 +23,11 @@
 // (x, y), and how wide the field's characters all are where its font is fixed-width (0: not; drawn in the
 // system's fixed font, spaced to it) (the engine learns both, see caret_trail.py).  Watch(): KWin gives an input method no caret on
 // this route, so the engine hears the focused field's caret rectangle as the Caret signal, sent to it
-// alone.  The text is never logged or stored.
+// alone.  SurfaceCaret(pid, x, y, w, h): a field whose caret KWin never applied (Thunderbird's compose
+// window commits no surface after its rectangles), read by the engine from the accessibility bus, relative
+// to the surface of the focused window of process pid: placed where that window's buffer is, while it has the
+// focus (no Caret is sent for it, and KWin's own caret is not followed until a SurfaceCaret of no height says
+// the engine stopped reading).  The text is never logged or stored.
 #pragma once
 
 #include "effect/effect.h"
@@ -74,6 +78,7 @@ public Q_SLOTS:
     Q_SCRIPTABLE void Offset(bool known, int x, int y, int dx, double advance);
     Q_SCRIPTABLE void Hide();
     Q_SCRIPTABLE void Watch();
+    Q_SCRIPTABLE void SurfaceCaret(uint pid, int x, int y, int width, int height);
 
 Q_SIGNALS:
     //! Declared for introspection; never emitted as a broadcast (emitHidden sends it to the engine).
@@ -127,6 +132,8 @@ public:
     }
     //! Reads KWin's caret; true when it moved (the engine heard where).
     bool follow();
+    //! The caret the engine read from the accessibility bus, relative to the surface of process pid's window.
+    void surfaceCaret(uint pid, const QRect &caret);
 
 private:
     struct Placed {
@@ -158,6 +165,9 @@ private:
     // own surface, and an application that draws into a subsurface (Firefox) seldom makes one, so KWin's
     // caret can stay where the application was many keys ago.
     QElapsedTimer m_pending;
+    //! m_caret came from the accessibility bus (surfaceCaret): KWin's own caret, keys behind, is neither waited
+    //! for nor followed until the engine stops reading (a SurfaceCaret of no height) or another window is active
+    bool m_surfaceCaret = false;
     QMetaObject::Connection m_surfaceCommit;
     QMetaObject::Connection m_frameWatch; //!< the focused window's moves and resizes
     std::optional<Placed> m_placed; //!< what is on screen now

@@ -5,7 +5,9 @@ Every check states what the user would see or get; a failure message says what w
 
 from __future__ import annotations
 
+import contextlib
 import re
+from typing import Iterator, Optional
 
 import pytest
 
@@ -50,6 +52,32 @@ READ_MATCH = 0.85
 READ_EXTRA = 6
 #: Terminals: the suggestion's first character is drawn in the block cursor (see check_screen_shows_what_tab_inserts).
 TERMINALS = ("kgx", "konsole")
+
+
+#: Evidence of an upstream cause found while a test runs (:func:`upstream_causes`): the test xfails on it only
+#: if it then fails; None outside such a test (the evidence xfails at once).
+_EVIDENCE: Optional[list[str]] = None
+
+
+@contextlib.contextmanager
+def upstream_causes() -> Iterator[list[str]]:
+    """While a desktop test runs (conftest.py): the upstream causes its checks found. A check that finds one
+    goes on; the test xfails on the first cause only when it fails, so a run in which ghosttype placed the
+    suggestion despite the cause (its caret read from the accessibility bus) passes."""
+    global _EVIDENCE
+    _EVIDENCE = []
+    try:
+        yield _EVIDENCE
+    finally:
+        _EVIDENCE = None
+
+
+def _upstream(reason: str) -> None:
+    """An upstream cause of what the check may find (see :func:`upstream_causes`)."""
+    if _EVIDENCE is None:
+        pytest.xfail(reason)
+    if reason not in _EVIDENCE:
+        _EVIDENCE.append(reason)
 
 
 def fail_where_the_input_method_was_lost(results: dict, app: str) -> None:
@@ -252,8 +280,8 @@ def xfail_where_the_app_sent_no_caret(results: dict, app: str) -> None:
     log = app_log(results, app)
     evidence = log.no_caret_reported() if log is not None else None
     if evidence:
-        pytest.xfail(f"{app}: {evidence}: the desktop has no caret to draw at (upstream: gnome-console/VTE, "
-                     f"tests/desktop/upstream.md)")
+        _upstream(f"{app}: {evidence}: the desktop has no caret to draw at (upstream: gnome-console/VTE, "
+                  f"tests/desktop/upstream.md)")
     xfail_where_the_desktop_lost_the_caret(results, app)
 
 
@@ -270,7 +298,7 @@ def xfail_where_the_desktop_lost_the_caret(results: dict, app: str) -> None:
     evidence = (ibus_carets.caret_lost(carets, log, res.get("tab_wall_ms"))
                 or ibus_carets.last_caret_held_back(carets, log, res.get("tab_wall_ms")))
     if evidence:
-        pytest.xfail(f"{app}: {evidence} (upstream: GNOME Shell / Mutter, tests/desktop/upstream.md)")
+        _upstream(f"{app}: {evidence} (upstream: GNOME Shell / Mutter, tests/desktop/upstream.md)")
 
 
 def xfail_where_the_app_did_not_report_its_caret(results: dict, app: str, what: str) -> None:
@@ -286,7 +314,7 @@ def xfail_where_the_app_did_not_report_its_caret(results: dict, app: str, what: 
     if evidence is None and results.get("desktop", "").startswith("kde"):
         evidence = log.rectangle_never_committed()
     if evidence:
-        pytest.xfail(f"{app}: {what}; {evidence} (upstream, tests/desktop/upstream.md)")
+        _upstream(f"{app}: {what}; {evidence} (upstream, tests/desktop/upstream.md)")
     xfail_where_the_desktop_lost_the_caret(results, app)
 
 

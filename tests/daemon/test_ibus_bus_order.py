@@ -28,21 +28,7 @@ from daemon.frontends.ibus import wire
 from daemon.frontends.ibus.bus import IBusService
 from daemon.frontends.ibus.frontend import IBusFrontend
 from tests.daemon.fakes import ManualWorker
-
-
-PRIVATE_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:tmpdir=/tmp</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
+from tests.secret_service import BUS_CONFIG
 
 
 @pytest.fixture
@@ -52,7 +38,7 @@ def bus_address(tmp_path):
     # the session bus's rules without its services: nothing is started on demand (a machine with AT-SPI
     # would start its accessibility bus for the engine's question where that bus is)
     config = tmp_path / "bus.conf"
-    config.write_text(PRIVATE_BUS_CONFIG)
+    config.write_text(BUS_CONFIG.format(dir=tmp_path))
     proc = subprocess.Popen([binary, f"--config-file={config}", "--nofork", "--print-address=1"],
                             stdout=subprocess.PIPE, env={**os.environ, "HOME": str(tmp_path)})
     try:

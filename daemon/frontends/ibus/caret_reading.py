@@ -73,16 +73,17 @@ class CaretReading:
         shell = self._frontend.shell
         if self.reading and shell is not None:
             self._trail.report((x, y, w, h))
-            shell.surface_caret(pid, x, y, w, h, self.shift(self._trail.shift()))
+            shell.surface_caret(pid, x, y, w, h, self.shift())
 
     @property
     def reading(self) -> bool:
         a11y = self._frontend.a11y_caret
         return a11y is not None and a11y.following
 
-    def shift(self, shift: Optional[Shift]) -> Optional[Shift]:
-        """Where the suggestion starts against the last caret: ``shift`` (the trail's), or, while reading,
-        at the caret read (the trail's advance kept: the field's fixed-width font)."""
+    def shift(self) -> Optional[Shift]:
+        """Where the suggestion starts against the last caret: the trail's, or, while reading, at the caret
+        read (the trail's advance kept: the field's fixed-width font)."""
+        shift = self._trail.shift()
         return Shift(shift.rect, 0, shift.advance) if shift is not None and self.reading else shift
 
     def _gecko(self) -> bool:

@@ -391,7 +391,7 @@ class Engine:
         self.trail.report((x, y, w, h))
         if self.frontend.shell is not None and self.frontend.focused is self:
             self.carets.reported(h, self._keys_since_focus)
-            shift = self.carets.shift(self.trail.shift())
+            shift = self.carets.shift()
             if shift is not None and (shift.dx > w or shift.advance):
                 log.debug("the suggestion starts %d px right of the reported caret (client late: %s; characters "
                           "%.2f px wide, 0: not known to be alike)", shift.dx, self.trail.late, shift.advance)
@@ -489,7 +489,7 @@ class Engine:
         if mode == "popup":
             self.output.update_auxiliary(text, bool(text))
         elif mode == "shell":
-            self.frontend.shell.draw(text, self._surrounding, self.carets.shift(self.trail.shift()))
+            self.frontend.shell.draw(text, self._surrounding, self.carets.shift())
         else:
             attrs = wire.ghost_attributes(len(text), GHOST_COLOUR, self.frontend.prediction_hint) if text else []
             # Cursor 0: the caret stays before the suggestion.

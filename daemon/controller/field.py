@@ -81,6 +81,7 @@ class FieldTruth:
                     if not self._adopt_focus(focus):
                         self._reset("field-moved")
                 else:
+                    self._end_stretch()  # another field's text does not go on with this one's
                     self._resync(focus)
                 return
             if field_text is not None and not field_agrees(field_text, self.tracker.text):
@@ -119,12 +120,14 @@ class FieldTruth:
 
     def _resync(self, focus: FocusState) -> None:
         """Lock held: take the buffer from the field, hide, and ask again
-        (unless the privacy rules close the field)."""
+        (unless the privacy rules close the field).  The stretch the memory
+        learns goes on where the field still holds what it began after."""
         self._agreed()
         self._hide()
         if self._adopt_focus(focus):
             return
-        self._end_stretch()
+        if self._learner is not None:
+            self._learner.resync(focus.text_before_caret or "", self.tracker.text)
         self.tracker.replace(focus.text_before_caret or "")
         self._pending = None
         if self._worker is not None:

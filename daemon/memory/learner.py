@@ -14,7 +14,12 @@ A *stretch* is the run of keys between two resets of the controller's buffer
 (focus change, click, caret move, shortcut) or line ends; when it ends
 (:meth:`Learner.flush`) its typed text becomes one piece of the memory.  A
 stretch the controller learns was private after all (a terminal line typed
-with echo off) is dropped unsaved (:meth:`Learner.drop`).
+with echo off) is dropped unsaved (:meth:`Learner.drop`).  Where the buffer
+is taken from the field because the two disagree (a key the listener missed,
+a field that stayed behind the keys on a busy machine), the stretch goes on
+while the field still holds the text it began after (:meth:`Learner.resync`):
+a name typed across such a correction is learned whole, not in two pieces
+that each know half of it.
 
 Not thread-safe by itself: the controller calls it with its lock held.  Never
 logs text.
@@ -22,9 +27,14 @@ logs text.
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from daemon.memory.store import Memory
+
+#: Characters in which the field may differ from the keys past their common beginning for a resync to go on
+#: with the same stretch (keys the listener missed on a busy machine).
+MISSED_KEYS = 3
 
 
 class Learner:
@@ -35,6 +45,8 @@ class Learner:
         self._typed = 0  #: characters the user produced in this stretch (keys and accepts)
         self._asked: Optional[str] = None  #: the last text the model was asked about in this stretch
         self._typed_at_ask = 0  #: ``_typed`` when that was
+        #: the text before the stretch's first character, as the stretch's first ask showed it
+        self._base: Optional[str] = None
 
     def typed(self, count: int) -> None:
         """``count`` characters were typed or accepted (negative: erased)."""
@@ -42,8 +54,26 @@ class Learner:
 
     def asked(self, text: str) -> None:
         """The model is asked about ``text``, the whole text before the caret."""
+        if self._base is None:
+            self._base = text[:max(0, len(text) - self._typed)]
         self._asked = text
         self._typed_at_ask = self._typed
+
+    def resync(self, field: str, keys: str) -> bool:
+        """The buffer, ``keys``, is about to be taken from the field, which holds ``field`` before the caret.
+        The stretch goes on where the field still begins with the text the stretch began after and only
+        lags the keys (it holds a beginning of them: a busy application) or differs from them by at most
+        :data:`MISSED_KEYS` characters (keys the listener missed); its typed part is counted from the field
+        from then on.  Anything else (text pasted, the field changed under the keys) ends it.  True when
+        it ended."""
+        base = self._base
+        common = len(os.path.commonprefix([field, keys]))
+        if (base is not None and field.startswith(base) and common >= len(base)
+                and (common == len(field) or max(len(field), len(keys)) - common <= MISSED_KEYS)):
+            self._typed = len(field) - len(base)
+            return False
+        self.flush()
+        return True
 
     def flush(self) -> bool:
         """The stretch ends: remember what the user typed in it (as far as the
@@ -59,3 +89,4 @@ class Learner:
         self._typed = 0
         self._asked = None
         self._typed_at_ask = 0
+        self._base = None

@@ -9,6 +9,8 @@ and the terminal over a real AT-SPI reader (tests/daemon/test_terminal_overlay.p
 
 from __future__ import annotations
 
+import dataclasses
+
 from daemon.capture.events import Kind
 from daemon.controller.ports import FocusState, Rect
 from daemon.memory.learner import Learner
@@ -150,3 +152,48 @@ def test_the_learner_keeps_only_what_the_model_was_asked_about():
     learner.typed(len(" and keys after the last ask"))
     assert learner.flush()
     assert memory.pieces() == ("field text",)
+
+
+FIELD = FocusState(app_id="editor", window_id=1, field_id="doc", is_password=False, text_before_caret="",
+                   caret=Rect(10, 20, 2, 16))
+
+
+def test_a_name_typed_across_a_correction_from_the_field_is_learned_whole():
+    """A key the listener missed on a busy machine: the buffer is taken from the field, and the stretch goes
+    on (learned in two pieces, neither would know the name's end after its beginning)."""
+    r = Rig(focus=FIELD)
+    memory = learning(r)
+    r.type("Please send the invoice to Brunhilde Okonkwo-Va")
+    r.focus.state = dataclasses.replace(FIELD, text_before_caret="Please send the invoice to Brunhilde Okonkwo-Vas")
+    r.answer("squez")  # shown only where the field agrees: it holds one more letter, so the buffer is the field's
+    assert r.c.tracker.text.endswith("Okonkwo-Vas") and r.c.counters["field_corrections"] == 1
+    r.type("quez today.")
+    r.focus.state = MAIL
+    r.c.on_field_event()
+    assert memory.pieces() == ("Please send the invoice to Brunhilde Okonkwo-Vasquez today.",)
+
+
+def test_a_field_behind_the_keys_does_not_split_the_stretch():
+    memory = Memory()
+    learner = Learner(memory)
+    learner.typed(len("Dear Quillon Barthwaite"))
+    learner.asked("Re: notes\nDear Quillon Barthwaite")
+    assert not learner.resync("Re: notes\nDear Quill", "Re: notes\nDear Quillon Barthwaite")  # behind: goes on
+    learner.typed(len("on Barthwaite-Oduya"))
+    learner.asked("Re: notes\nDear Quillon Barthwaite-Oduya")
+    assert learner.flush() and memory.pieces() == ("Dear Quillon Barthwaite-Oduya",)
+
+
+def test_text_put_into_the_field_under_the_keys_ends_the_stretch_and_is_not_learned():
+    r = Rig(focus=FIELD)
+    memory = learning(r)
+    r.type("Thanks for the")
+    pasted = "Thanks for the minutes of the board meeting, forwarded"
+    r.focus.state = dataclasses.replace(FIELD, text_before_caret=pasted)
+    r.answer(" notes")
+    assert r.c.tracker.text == pasted
+    r.type(" below, with my comments")
+    r.focus.state = MAIL
+    r.c.on_field_event()
+    assert "board meeting" not in everything(memory)
+    assert memory.pieces() == ("Thanks for the", " below, with my comments")

@@ -11,7 +11,11 @@ fits, and takes it away when the field moves under it.
   application whose accessibility lags its input by more than that: a busy
   browser): then nothing is shown until a reading of the field, at its next
   field event or focus poll, has caught up (see ``FocusRules._caught_up``), or
-  ``BEHIND_MAX_S`` passed (then the field wins after all).
+  ``BEHIND_MAX_S`` passed (then the field wins after all).  The same the
+  other way round: a field that reads as the buffer plus the next few
+  characters is ahead of a key listener that delivers late on a busy machine
+  (``KEYS_LATE_CHARS``, ``KEYS_LATE_MAX_S``); taking the buffer from it would
+  add those keys a second time when they come.
 * **Anchors.**  A shown suggestion is tied to a
   :class:`~daemon.controller.anchor.FieldAnchor` (field, caret offset, text
   before it); typing through or accepting moves it along, keeping a short
@@ -85,11 +89,11 @@ class FieldTruth:
                     self._resync(focus)
                 return
             if field_text is not None and not field_agrees(field_text, self.tracker.text):
-                if self._field_behind(field_text):
-                    # not caught up with the keys after all of SETTLE_S: the next reading looks again
+                if self._field_behind(field_text) or self._keys_late(field_text):
+                    # not caught up with the keys after all of SETTLE_S (or they with it): the next reading looks again
                     self.counters["field_behind"] += 1
-                    log.debug("the field is behind the keys (%d characters before its caret, the keys' %d): nothing "
-                              "shown until it catches up", len(field_text), len(self.tracker.text))
+                    log.debug("the field and the keys are apart (%d characters before its caret, the keys' %d): "
+                              "nothing shown until they agree", len(field_text), len(self.tracker.text))
                     if self._behind_since is None:
                         self._behind_since = self._clock()
                     self._caret_cache = None  # that reading is no answer for this buffer: read again
@@ -258,6 +262,10 @@ class FieldTruth:
             log.debug("the field changed under the suggestion: hidden")
             if state.text_before_caret is None:
                 self._reset("field-changed")
+            elif self._keys_late(state.text_before_caret):  # typed on: the keys are still to come
+                self._hide()
+                if self._behind_since is None:
+                    self._behind_since = self._clock()
             else:
                 self._resync(state)
 

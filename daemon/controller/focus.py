@@ -56,6 +56,12 @@ PASSED_STATES = 16
 #: field wins: the keys were the listener's, late, after the buffer was taken from a field already past
 #: them (a busy machine), or the application refused them.
 BEHIND_MAX_S = 1.0
+#: The other way round: how many characters, and for how long, a field may read as the buffer plus a few
+#: more and count as ahead of the key listener (a busy machine delivers the keys late; taking the buffer
+#: from the field then would add those keys to it a second time when they come).  More, or longer, and the
+#: text came from elsewhere (a paste, the application's own completion): the field wins.
+KEYS_LATE_CHARS = 48
+KEYS_LATE_MAX_S = 2.0
 
 
 class FocusRules:
@@ -168,7 +174,7 @@ class FocusRules:
         once); caught up with something else (select-all and BackSpace), or behind for longer than
         BEHIND_MAX_S: take the buffer from it; still behind: wait for the next reading."""
         text = state.text_before_caret
-        if text is None or state.is_password or self._field_behind(text):
+        if text is None or state.is_password or self._field_behind(text) or self._keys_late(text):
             return
         if field_agrees(text, self.tracker.text):
             self._behind_since = None
@@ -197,3 +203,12 @@ class FocusRules:
         if self._behind_since is not None and self._clock() - self._behind_since >= BEHIND_MAX_S:
             return False
         return any(field_agrees(field_text, earlier) for earlier in self._passed)
+
+    def _keys_late(self, field_text: str) -> bool:
+        """Lock held: whether the field reads as the buffer followed by at most KEYS_LATE_CHARS more
+        characters, and has not done so for longer than KEYS_LATE_MAX_S: keys the listener has not
+        delivered yet."""
+        buffer = self.tracker.text
+        if not buffer or (self._behind_since is not None and self._clock() - self._behind_since >= KEYS_LATE_MAX_S):
+            return False
+        return any(field_text[:-k].endswith(buffer) for k in range(1, min(KEYS_LATE_CHARS, len(field_text)) + 1))

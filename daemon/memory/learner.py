@@ -27,10 +27,12 @@ logs text.
 
 from __future__ import annotations
 
-import os
+import logging
 from typing import Optional
 
 from daemon.memory.store import Memory
+
+log = logging.getLogger(__name__)
 
 #: Characters in which the field may differ from the keys past their common beginning for a resync to go on
 #: with the same stretch (keys the listener missed on a busy machine).
@@ -61,16 +63,19 @@ class Learner:
 
     def resync(self, field: str, keys: str) -> bool:
         """The buffer, ``keys``, is about to be taken from the field, which holds ``field`` before the caret.
-        The stretch goes on where the field still begins with the text the stretch began after and only
-        lags the keys (it holds a beginning of them: a busy application) or differs from them by at most
-        :data:`MISSED_KEYS` characters (keys the listener missed); its typed part is counted from the field
-        from then on.  Anything else (text pasted, the field changed under the keys) ends it.  True when
-        it ended."""
+        The stretch goes on where the field still begins with the text the stretch began after and holds
+        the keys but for at most :data:`MISSED_KEYS` characters more or fewer (keys the listener missed,
+        keys the application dropped), perhaps without the latest of them yet (a busy application); its
+        typed part is counted from the field from then on.  Anything else (text pasted, the field changed
+        under the keys) ends it.  True when it ended."""
         base = self._base
-        common = len(os.path.commonprefix([field, keys]))
-        if (base is not None and field.startswith(base) and common >= len(base)
-                and (common == len(field) or max(len(field), len(keys)) - common <= MISSED_KEYS)):
-            self._typed = len(field) - len(base)
+        goes_on = (base is not None and field.startswith(base) and keys.startswith(base)
+                   and _near(field, keys, len(base), len(base), MISSED_KEYS))
+        log.debug("the buffer taken from the field (%d characters, the keys' %d, the stretch's %s after %s): the "
+                  "stretch %s", len(field), len(keys), self._typed, "nothing" if base is None else len(base),
+                  "goes on" if goes_on else "ends")
+        if goes_on:
+            self._typed = len(field) - len(base or "")
             return False
         self.flush()
         return True
@@ -90,3 +95,16 @@ class Learner:
         self._asked = None
         self._typed_at_ask = 0
         self._base = None
+
+
+def _near(field: str, keys: str, i: int, j: int, budget: int) -> bool:
+    """Whether ``field[i:]`` and ``keys[j:]`` agree after at most ``budget`` characters are left out of
+    either, up to where the field ends (it may lag the keys) and with at most the budget left over where
+    the keys end (the field may not run on past them: that is text from elsewhere)."""
+    while i < len(field) and j < len(keys) and field[i] == keys[j]:
+        i, j = i + 1, j + 1
+    if i == len(field):
+        return True
+    if j == len(keys):
+        return len(field) - i <= budget
+    return budget > 0 and (_near(field, keys, i + 1, j, budget - 1) or _near(field, keys, i, j + 1, budget - 1))

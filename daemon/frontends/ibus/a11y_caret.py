@@ -209,6 +209,8 @@ class A11yCaret:
 
     def _extents(self, serial: int, sender: str, offset: int, extents: tuple[int, int, int, int]) -> None:
         caret = caret_after(offset, extents)
+        if caret is None:
+            log.debug("the accessibility bus gave the caret no place (the application answered zeros)")
         with self._lock:
             if serial != self._latest or not self._following or caret is None:
                 return

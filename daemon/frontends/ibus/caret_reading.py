@@ -17,6 +17,7 @@ shadow (16 px left of the caret on KWin at scale 2, in the desktop tier).
 
 from __future__ import annotations
 
+import logging
 from typing import Callable, Optional
 
 from daemon.frontends.ibus.caret_trail import GECKO, CaretTrail, Shift
@@ -24,6 +25,8 @@ from daemon.frontends.ibus.caret_trail import GECKO, CaretTrail, Shift
 #: Printable keys typed into a field since it last reported a caret before its caret is read from the
 #: accessibility bus: a client a key late (Firefox, Chromium on GNOME) has reported one by then.
 AFTER_KEYS = 3
+
+log = logging.getLogger(__name__)
 
 
 class CaretReading:
@@ -71,6 +74,8 @@ class CaretReading:
         ``pid``'s window: the plug-in draws there, and the trail learns the field's character width from it
         (a fixed-width font is drawn as one)."""
         shell = self._frontend.shell
+        log.debug("caret read from the accessibility bus: (%d, %d, %d, %d) on process %d's surface%s", x, y, w, h,
+                  pid, "" if self.reading and shell is not None else " (no longer reading)")
         if self.reading and shell is not None:
             self._trail.report((x, y, w, h))
             shell.surface_caret(pid, x, y, w, h, self.shift())

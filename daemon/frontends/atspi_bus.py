@@ -3,12 +3,13 @@
 AT-SPI (the Linux accessibility protocol) runs on its own D-Bus bus, separate from the session bus; the
 session bus service ``org.a11y.Bus`` hands out its address.  The X11 frontend reads fields through it
 (``daemon.frontends.overlay.platform.atspi``); the IBus engine reads a caret the desktop never passes on
-(``daemon.frontends.ibus.a11y_caret``).
+(``daemon.frontends.ibus.a11y_caret``); both turn on the session's accessibility flag where they need
+applications to expose themselves (:func:`set_toolkit_accessibility`).
 """
 
 from __future__ import annotations
 
-from jeepney import DBusAddress, MessageType, new_method_call
+from jeepney import DBusAddress, MessageType, Properties, new_method_call
 from jeepney.io.blocking import open_dbus_connection
 
 from daemon.frontends.base import PlatformError
@@ -53,6 +54,34 @@ def accessibility_bus_address(session_bus: str = "SESSION", timeout: float = 2.0
                 f"AT-SPI is unavailable: no accessibility bus ({detail}); install at-spi2-core"
             )
         return str(reply.body[0])
+    finally:
+        session.close()
+
+
+def set_toolkit_accessibility(enabled: bool, session_bus: str = "SESSION", timeout: float = 1.0) -> bool:
+    """Set ``org.a11y.Status.IsEnabled`` and return its previous value.
+
+    Qt (and other toolkits) only expose their widgets on the accessibility
+    bus while this session-wide flag is on (or when forced with
+    ``QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1``); running Qt apps follow a change
+    within about a second.  It is the switch screen readers flip.  On GNOME
+    the bus launcher also stores it in the ``toolkit-accessibility`` setting,
+    so callers should restore the previous value when they are done.
+
+    Raises ``PlatformError`` when the session bus or the launcher is missing.
+    """
+    session = session_connection(session_bus)
+    try:
+        status = DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Status")
+        try:
+            before = session.send_and_get_reply(Properties(status).get("IsEnabled"), timeout=timeout)
+            reply = session.send_and_get_reply(Properties(status).set("IsEnabled", "b", bool(enabled)),
+                                               timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise PlatformError(f"AT-SPI status did not answer ({exc})") from exc
+        if MessageType.error in (before.header.message_type, reply.header.message_type):
+            raise PlatformError("AT-SPI status cannot be changed (is at-spi2-core installed?)")
+        return bool(before.body[0][1])
     finally:
         session.close()
 

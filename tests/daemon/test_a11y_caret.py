@@ -334,31 +334,31 @@ def test_when_the_reading_stops_the_plugin_goes_back_to_the_desktops_caret(gnome
     assert wait_until(lambda: ("SurfaceCaret", (0, 0, 0, 0, 0)) in shell.calls)
 
 
-def test_where_kwins_caret_is_stale_the_caret_is_read_from_the_accessibility_bus_until_focus_out(plasma):
-    """Firefox and Thunderbird on KWin: the effect refuses KWin's caret, keys behind (StaleCaret). From then
-    on the field's caret is read from the accessibility bus, whatever KWin applies meanwhile; the next
-    caret read draws the suggestion inline instead of the popup."""
+def test_on_kwin_a_gecko_field_is_read_from_the_accessibility_bus_from_the_focus_on_until_focus_out(plasma):
+    """Firefox and Thunderbird on KWin: KWin passes their caret on seldom (the effect found it keys behind,
+    StaleCaret, and the first suggestion went to IBus's popup). Their field's caret is read from the moment
+    the plug-in names the application, whatever KWin applies meanwhile, and the suggestion is drawn inline at
+    the caret read; another application's is not read."""
     rig, kwin, engine, out = plasma
     reader = rig.frontend.a11y_caret = Follower()
-    gecko(kwin, engine, ("firefox", "firefox-bin"))
-    kwin.caret(100, 40, 0, 18)
-    type_text(engine, "S")
-    kwin.caret(108, 40, 0, 18)  # a caret after the first key: no reading yet
-    assert wait_until(lambda: (engine.trail.shift() or Nothing).rect[0] == 108)
-    kwin.error = STALE_ERROR
-    type_text(engine, "ay")  # two keys unreported: no reading yet
+    gecko(kwin, engine, ("org.kde.kwrite", "kwrite"))
+    type_text(engine, "Sa")
     assert not reader.following
-    rig.deliver(" hello")
-    assert wait_until(lambda: out.aux == " hello" and reader.following)  # the popup meanwhile
-    kwin.caret(116, 40, 0, 18)  # KWin applied one of the field's old carets: the reading goes on
+    gecko(kwin, engine, ("firefox", "firefox-bin"))
+    assert wait_until(lambda: reader.following)
+    kwin.caret(100, 40, 0, 18)
+    type_text(engine, "y")
+    kwin.caret(116, 40, 0, 18)  # KWin applied one of the field's carets: the reading goes on
     assert reader.following
-    kwin.error = None
     engine.carets.read(os.getpid(), 160, 12, 0, 18)  # as the reader hands it on
     assert wait_until(lambda: ("SurfaceCaret", (os.getpid(), 160, 12, 0, 18)) in kwin.calls)
-    assert wait_until(lambda: not rig.frontend.shell.stale and rig.frontend.shell.drawn(" hello"))
-    assert out.aux == ""
+    rig.deliver(" hello")
+    assert wait_until(lambda: rig.frontend.shell.drawn(" hello"))
+    assert out.aux == ""  # never the popup
     engine.focus_out()
     assert not reader.following
+    engine.focus_in("/org/freedesktop/IBus/InputContext_1", "")
+    assert reader.following  # its next field too
 
 
 def test_a_caret_read_is_on_time_and_tells_a_fixed_width_fields_advance(gnome):
@@ -383,3 +383,44 @@ def test_a_caret_read_is_on_time_and_tells_a_fixed_width_fields_advance(gnome):
     assert abs(advance - 8.8) <= 0.25
     surface = [body for member, body in shell.calls if member == "SurfaceCaret"]
     assert surface[-1] == (os.getpid(), 8 + round(8.8 * len(typed)), 12, 0, 16)
+
+
+@pytest.mark.parametrize("before", [False, True])
+def test_the_sessions_accessibility_flag_is_on_while_following_and_as_it_was_after(bus_address, before):
+    """Gecko exposes itself only where the session's flag is on (or turns on while it runs): on while a field
+    is followed, back to what it was when it is not, and when the engine stops."""
+    flag = [before]
+    switched: list[tuple[bool, str]] = []
+
+    def switch(on: bool, bus: str) -> bool:
+        switched.append((on, bus))
+        was, flag[0] = flag[0], on
+        return was
+
+    registry = Stand(bus_address, "org.a11y.atspi.Registry")
+    reader = A11yCaret(on_caret=lambda *c: None, switch_toolkits=switch)
+    reader.start_on(bus_address, "the session bus")
+    try:
+        reader.follow(True)
+        assert wait_until(lambda: flag[0] is True and switched[:1] == [(True, "the session bus")])
+        reader.follow(False)
+        assert wait_until(lambda: flag[0] is before)
+        assert len(switched) == (1 if before else 2)  # a flag that was on is left on
+        reader.follow(True)
+        assert wait_until(lambda: flag[0] is True and len(switched) == (2 if before else 3))
+    finally:
+        reader.close()
+        registry.close()
+    assert flag[0] is before  # the engine stopped while following: back as it was
+
+
+def test_a_reader_started_on_an_accessibility_bus_alone_leaves_the_flag_alone(a11y):
+    reader, carets, registry, app = a11y
+    switched: list[bool] = []
+    reader._switch_toolkits = lambda on, bus: switched.append(on) or False
+    reader.follow(True)
+    assert wait_until(lambda: registry.calls[:1] == [("RegisterEvent", (a11y_caret.EVENT, [], ""))])
+    reader.follow(False)
+    time.sleep(0.2)
+    reader.close()
+    assert switched == []

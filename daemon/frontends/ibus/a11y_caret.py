@@ -17,6 +17,11 @@ What it reads: the caret's offset (the event's number) and one character's recta
 name or a role.  Listening changes what applications do (an application that exposes itself only to a
 listener, as Gecko does, keeps doing so until it exits), so the event is registered with the
 accessibility registry only while a field needs it and deregistered when that field loses the focus.
+For as long, the session's accessibility flag (``org.a11y.Status.IsEnabled``, the switch screen readers
+flip) is on: Gecko reads that flag when its window opens and, where it was off, exposes nothing until it
+turns on (it then starts its accessibility in the running window: Gecko's ``accessible/atk/Platform.cpp``).
+It goes back to what it was when the field loses the focus (running Qt and GTK 4 applications follow it
+meanwhile).  In the desktop tier's sessions the flag was on already, so that part is not measured there.
 
 Nothing here waits on the bus after :meth:`A11yCaret.start`: calls are sent, and their answers come to
 the receiving thread.
@@ -32,7 +37,9 @@ from jeepney import DBusAddress, HeaderFields, MatchRule, Message, MessageType, 
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
 
 from daemon.frontends.atspi_bus import (
-    EVENT_OBJECT, REGISTRY_BUS, REGISTRY_IFACE, REGISTRY_PATH, TEXT, accessibility_bus_address)
+    EVENT_OBJECT, REGISTRY_BUS, REGISTRY_IFACE, REGISTRY_PATH, TEXT, accessibility_bus_address,
+    set_toolkit_accessibility)
+from daemon.frontends.base import PlatformError
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +61,8 @@ RETRY_S = 0.05
 RETRIES = 3
 
 OnCaret = Callable[[int, int, int, int, int], None]
+#: Sets the session's accessibility flag on the session bus named, and says what it was.
+SwitchToolkits = Callable[[bool, str], bool]
 
 
 def caret_after(offset: int, extents: tuple[int, int, int, int]) -> Optional[tuple[int, int, int, int]]:
@@ -70,8 +79,12 @@ def caret_after(offset: int, extents: tuple[int, int, int, int]) -> Optional[tup
 class A11yCaret:
     """See the module docstring.  ``on_caret(pid, x, y, w, h)`` is called on the receiving thread."""
 
-    def __init__(self, on_caret: OnCaret) -> None:
+    def __init__(self, on_caret: OnCaret, switch_toolkits: SwitchToolkits = set_toolkit_accessibility) -> None:
         self._on_caret = on_caret
+        self._switch_toolkits = switch_toolkits
+        self._session_bus: Optional[str] = None  #: where the accessibility flag is (None: never switched)
+        self._toolkits_lock = threading.Lock()
+        self._toolkits_before: Optional[bool] = None  #: the flag before this reader turned it on
         self._conn: Optional[DBusConnection] = None
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
@@ -87,10 +100,12 @@ class A11yCaret:
     def start(self, session_bus: str = "SESSION") -> None:
         """Find the accessibility bus through the session bus and connect to it; raises PlatformError when
         there is none (OSError, TimeoutError or ValueError when it cannot be reached)."""
-        self.start_on(accessibility_bus_address(session_bus, timeout=CALL_TIMEOUT_S))
+        self.start_on(accessibility_bus_address(session_bus, timeout=CALL_TIMEOUT_S), session_bus)
 
-    def start_on(self, address: str) -> None:
-        """Connect to the accessibility bus at ``address``."""
+    def start_on(self, address: str, session_bus: Optional[str] = None) -> None:
+        """Connect to the accessibility bus at ``address`` (``session_bus``: where the session's
+        accessibility flag is switched while following; None: it is left alone)."""
+        self._session_bus = session_bus
         conn = open_dbus_connection(address, auth_timeout=CALL_TIMEOUT_S)
         rule = MatchRule(type="signal", interface=EVENT_INTERFACE, member=EVENT_MEMBER)
         conn.send(new_method_call(message_bus, "AddMatch", "s", (rule.serialise(),)))
@@ -100,6 +115,7 @@ class A11yCaret:
 
     def close(self) -> None:
         self.follow(False)
+        self._toolkits()
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
@@ -125,6 +141,26 @@ class A11yCaret:
             else new_method_call(REGISTRY, "DeregisterEvent", "ss", (EVENT, ""))
         self._send(conn, msg)
         log.debug("%s the caret on the accessibility bus", "following" if on else "no longer following")
+        if self._session_bus is not None:  # the session bus may be slow to answer: never on the caller's thread
+            threading.Thread(target=self._toolkits, name="a11y-toolkits", daemon=True).start()
+
+    def _toolkits(self) -> None:
+        """The session's accessibility flag on while following, back to what it was when not."""
+        with self._toolkits_lock:
+            want, before, bus = self.following, self._toolkits_before, self._session_bus
+            if bus is None or want == (before is not None):
+                return
+            try:
+                if want:
+                    self._toolkits_before = self._switch_toolkits(True, bus)
+                    if not self._toolkits_before:
+                        log.debug("the session's accessibility flag is on while the caret is followed")
+                else:
+                    self._toolkits_before = None
+                    if not before:
+                        self._switch_toolkits(False, bus)
+            except PlatformError as e:
+                log.debug("the session's accessibility flag cannot be switched (%s)", e)
 
     @staticmethod
     def _send(conn: DBusConnection, msg: Message, serial: Optional[int] = None) -> None:

@@ -7,7 +7,9 @@ on GNOME: only the empty field's caret of no size), and one whose caret KWin hol
 and Thunderbird on KWin: its effect answers ``StaleCaret``).  For those, :class:`CaretReading` has the
 caret read from the accessibility bus (:mod:`~daemon.frontends.ibus.a11y_caret`) until the field loses
 the focus, and the suggestion starts at the caret read: it comes after each key, on time whatever the
-trail learned of the field's own rectangles.
+trail learned of the field's own rectangles.  On KWin a Gecko application's field is read from the moment
+it has the focus, as if KWin had been found behind already: KWin passes Firefox's caret on seldom, and a
+first suggestion waiting for ``StaleCaret`` went to IBus's popup (the desktop tier's user session).
 
 Only Gecko's applications (:data:`~daemon.frontends.ibus.caret_trail.GECKO`, as the desktop's plug-in names
 them) are read: their character extents are relative to the window's surface, which the plug-ins place
@@ -41,9 +43,18 @@ class CaretReading:
         self._stale = False  #: KWin's caret for this field was found keys behind
 
     def new_field(self) -> None:
-        """Another field has the focus: it reports its own caret, or shows that it must be read."""
-        self._unreported, self._stale = 0, False
-        self._read(False)
+        """Another field has the focus: it reports its own caret, or shows that it must be read (a Gecko
+        application's on KWin is read from the start: KWin passes its caret on seldom)."""
+        self._unreported, self._stale = 0, self._gecko_on_kwin()
+        self._read(self._stale)
+
+    def app_changed(self) -> None:
+        """The plug-in named the application that has the keys (it may do so after the focus came)."""
+        if self._gecko_on_kwin():
+            self.stale()
+        elif self.reading and not self._gecko():
+            self._stale = False
+            self._read(False)
 
     def focus_lost(self) -> None:
         self._read(False)
@@ -97,6 +108,10 @@ class CaretReading:
         shell = self._frontend.shell
         names = (*(shell.app if shell is not None else ()), self._app())
         return any(name.removesuffix("-bin") in GECKO for name in names if name)
+
+    def _gecko_on_kwin(self) -> bool:
+        shell = self._frontend.shell
+        return shell is not None and shell.kwin and self._gecko()
 
     def _read(self, on: bool) -> None:
         """Start or stop reading; the plug-in hears when it stops, and goes back to the desktop's caret."""

@@ -106,6 +106,7 @@ def start_shell_ghost(frontend: IBusFrontend, verify: Callable[[int], Optional[s
         engine = frontend.focused
         if engine is not None:
             engine.app_changed()
+            engine.carets.app_changed()  # a Gecko application's field on KWin: read its caret
 
     shell = ShellGhost(on_change=redisplay, on_caret=caret, on_stale=stale, on_app=app, verify=verify)
 

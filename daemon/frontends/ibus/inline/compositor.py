@@ -22,10 +22,13 @@ from typing import Optional
 
 from ..safepath import UnsafePath, check_path
 
+#: The session-bus names GNOME Shell and KWin own.
+SHELL_NAME = "org.gnome.Shell"
+KWIN_NAME = "org.kde.KWin"
 #: The executables each desktop's name must belong to (the name of ``/proc/PID/exe``).
 COMPOSITORS = {
-    "org.gnome.Shell": frozenset({"gnome-shell"}),
-    "org.kde.KWin": frozenset({"kwin_wayland", "kwin_x11"}),
+    SHELL_NAME: frozenset({"gnome-shell"}),
+    KWIN_NAME: frozenset({"kwin_wayland", "kwin_x11"}),
 }
 #: Compositors that make themselves not dumpable, so that their ``/proc/PID/exe`` is root's alone to read
 #: (KWin: ``disablePtrace()`` in ``main_wayland.cpp``), and the desktop (``XDG_CURRENT_DESKTOP``) that runs

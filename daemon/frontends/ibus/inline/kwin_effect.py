@@ -311,7 +311,7 @@ def checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
                             "Desktop Effects, or installed since the login)",
                             "switch on 'ghosttype suggestions' in System Settings › Desktop Effects, or log out and in")]
     from .plugin_probe import older_line, probe
-    from .shell_ghost import KWIN_NAME
+    from .compositor import KWIN_NAME
 
     found = probe(KWIN_NAME)
     if found is not None and found.older:

@@ -201,7 +201,7 @@ def checks(env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
                 "user extensions off": "turn extensions on in the Extensions app"}[state]
         return [CheckResult(name, None, f"{detail}; {state}: GNOME shows suggestions in IBus's popup", hint)]
     from .plugin_probe import older_line, probe
-    from .shell_ghost import SHELL_NAME
+    from .compositor import SHELL_NAME
 
     live = probe(SHELL_NAME)
     if live is None or not live.compositor:

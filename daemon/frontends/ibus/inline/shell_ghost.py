@@ -38,14 +38,13 @@ from jeepney import DBusAddress, HeaderFields, MatchRule, Message, MessageType, 
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
 
 from . import compositor
+from .compositor import KWIN_NAME, SHELL_NAME
 from ..caret_trail import Shift
 from ..clients import text_follows_caret
 from .protocol import BUS_NAME, MAX_TEXT_CHARS, OBJECT_PATH, PROTOCOL, SPEC, STALE_ERROR
 
 log = logging.getLogger(__name__)
 
-SHELL_NAME = "org.gnome.Shell"
-KWIN_NAME = "org.kde.KWin"
 BUS_DAEMON = "org.freedesktop.DBus"
 CALL_TIMEOUT_S = 2.0
 #: How long start() waits for the plug-in to be checked and to accept this engine.
@@ -64,8 +63,7 @@ class ShellGhost:
     ``text`` for KWin's caret is stale (``drawn``: who waits to hear what of it is on screen, or None), ``on_app()``
     when the application that has the keys changed. ``verify(pid)`` names the program process ``pid`` runs, or None
     (by default :func:`~daemon.frontends.ibus.inline.compositor.program`); the plug-in counts only where it names
-    the compositor whose bus name its connection owns
-    (:data:`~daemon.frontends.ibus.inline.compositor.COMPOSITORS`)."""
+    the compositor whose bus name its connection owns (:data:`~daemon.frontends.ibus.inline.compositor.COMPOSITORS`)."""
 
     def __init__(self, on_change: Callable[[], None] = lambda: None,
                  on_drawn: Callable[[bool, int, int], None] = lambda d, c, t: None,
@@ -176,12 +174,14 @@ class ShellGhost:
 
     def _present(self) -> bool:
         owner = self._owners[BUS_NAME]
-        return self._conn is not None and bool(owner) and owner == self._linked \
-            and self._compositor(owner) is not None
+        return self._conn is not None and bool(owner) and owner == self._linked and self._compositor(owner) is not None
+
+    @property
+    def kwin(self) -> bool:  # the plug-in is KWin's effect (else GNOME Shell's extension, or none)
+        return bool(self._owners[BUS_NAME]) and self._owners[BUS_NAME] == self._owners[KWIN_NAME]
 
     def _desktop(self) -> str:  # whose display it is, for the log
-        owner = self._owners[BUS_NAME]
-        return "KWin effect" if owner and owner == self._owners[KWIN_NAME] else "GNOME Shell extension"
+        return "KWin effect" if self.kwin else "GNOME Shell extension"
 
     def _check(self) -> None:
         """(lock held) Take the next step towards the plug-in that owns the name now: which program its connection

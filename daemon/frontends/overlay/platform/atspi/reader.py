@@ -45,8 +45,9 @@ from daemon.frontends.atspi_bus import (
     REGISTRY_BUS,
     TEXT,
     accessibility_bus_address,
+    set_toolkit_accessibility,
 )
-from daemon.frontends.overlay.platform.atspi.bus import AtspiBus, AtspiCallError, set_toolkit_accessibility
+from daemon.frontends.overlay.platform.atspi.bus import AtspiBus, AtspiCallError
 from daemon.frontends.overlay.platform.atspi.focus_tracker import FocusTracker, ObjectRef
 from daemon.controller.ports import FieldLook, Rect
 from daemon.controller.terminal_prompt import line_before_caret, secret_prompt

@@ -80,6 +80,12 @@ class Peer:
         assert wait_until(lambda: serial in self._replies), f"no answer to {member}"
         return self._replies.pop(serial)
 
+    def _answer(self, msg) -> None:
+        try:
+            self.conn.send(msg)
+        except OSError:  # closed while answering: the test is over
+            pass
+
     def _serve(self) -> None:
         while True:
             try:
@@ -95,30 +101,30 @@ class Peer:
                 if member in ("Get", "Register"):
                     self.handshake.append(member)
                     if member == "Get":
-                        self.conn.send(new_method_return(msg, "v", (("u", self.version),)))
+                        self._answer(new_method_return(msg, "v", (("u", self.version),)))
                     elif self.refuse:
-                        self.conn.send(new_error(msg, "org.freedesktop.DBus.Error.AccessDenied"))
+                        self._answer(new_error(msg, "org.freedesktop.DBus.Error.AccessDenied"))
                     else:
-                        self.conn.send(new_method_return(msg))
+                        self._answer(new_method_return(msg))
                     continue
                 if member == "Offset":
                     self.offsets.append(msg.body)
                     if self.version < 2:
-                        self.conn.send(new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod"))
+                        self._answer(new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod"))
                         continue
                 else:
                     self.calls.append((member, msg.body))
                 if member == "Show" and not self.answering:
                     continue
                 if member == "Show" and self.error:
-                    self.conn.send(new_error(msg, self.error))
+                    self._answer(new_error(msg, self.error))
                 elif member == "Show" and self.show_answer is not None:
-                    self.conn.send(new_method_return(msg, *self.show_answer))
+                    self._answer(new_method_return(msg, *self.show_answer))
                 elif member == "Show":
                     n = len(msg.body[0]) if self.visible is None else self.visible
-                    self.conn.send(new_method_return(msg, "bu", (self.drawn, n if self.drawn else 0)))
+                    self._answer(new_method_return(msg, "bu", (self.drawn, n if self.drawn else 0)))
                 else:
-                    self.conn.send(new_method_return(msg))
+                    self._answer(new_method_return(msg))
                 self.served(member)
 
     def served(self, member: str) -> None:

@@ -22,10 +22,9 @@ from daemon.frontends.base import PlatformError
 from daemon.frontends.ibus import a11y_caret
 from daemon.frontends.ibus.a11y_caret import A11yCaret, caret_after
 from tests.daemon.test_ibus_bus_order import bus_address  # noqa: F401  (the private dbus-daemon)
-from daemon.frontends.ibus.inline.shell_ghost import STALE_ERROR
 from daemon.frontends.ibus.service import caret_read
 from tests.daemon.test_ibus_engine import type_text
-from tests.daemon.test_kwin_ghost import Nothing, kwin_peer, plasma  # noqa: F401  (the fixtures)
+from tests.daemon.test_kwin_ghost import kwin_peer, plasma  # noqa: F401  (the fixtures)
 from tests.daemon.test_shell_ghost import gnome, wait_until  # noqa: F401  (gnome: the fixture)
 
 _DBUS = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")

@@ -30,9 +30,10 @@ def focus(session, state, name: str) -> None:
 def not_focus_lines(log: str) -> str:
     """What the memory and the field did (the memory's pieces, the field's corrections of the buffer), then
     the daemon's log without its AT-SPI focus lines, which filled a red run's message (sid's suite beside the
-    main suite: the name came back as "asquel"; that run's log is lost, and a passing run's showed the field
-    correcting the buffer while the sentence was typed, which then split it into two pieces: it no longer
-    does, daemon/memory/learner.py)."""
+    main suite, and on a host with both cores busy: the name came back as "asquel"; the daemon's log showed
+    the key listener 14 keys behind the field, the buffer taken from the field, the late keys added to it a
+    second time and the sentence learned in three pieces: late keys are now waited for,
+    daemon/controller/focus.py, and a correction no longer splits the stretch, daemon/memory/learner.py)."""
     lines = [line for line in log.splitlines() if "AT-SPI focus" not in line]
     marks = [line for line in lines if "memory index" in line or "the field" in line]
     return "\n".join(marks[-20:]) + "\n...\n" + "\n".join(lines)[-2000:]

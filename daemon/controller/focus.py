@@ -211,4 +211,6 @@ class FocusRules:
         buffer = self.tracker.text
         if not buffer or (self._behind_since is not None and self._clock() - self._behind_since >= KEYS_LATE_MAX_S):
             return False
-        return any(field_text[:-k].endswith(buffer) for k in range(1, min(KEYS_LATE_CHARS, len(field_text)) + 1))
+        # the buffer ends 1 to KEYS_LATE_CHARS characters before the field's end: one search, no slices
+        end = len(field_text) - 1
+        return field_text.find(buffer, max(0, end + 1 - KEYS_LATE_CHARS - len(buffer)), end) >= 0

@@ -224,7 +224,7 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         if self._worker is None or not self._active():
             return
         text = self.tracker.text
-        if not text.strip() or self._focus.at_line_end is False or self._waits_for_echo(text):
+        if self._off_line_end() or not text.strip() or self._waits_for_echo(text):
             self._pending = None
             self._worker.cancel()
             return

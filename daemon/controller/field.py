@@ -105,6 +105,7 @@ class FieldTruth:
                 return
             if focus.at_line_end is False:
                 self.counters["mid_line"] += 1
+                self._line_wait = True  # a reading with the caret at the line's end asks again
                 self._hide()
                 return
             clip = focus.look.clip if focus.look is not None else None

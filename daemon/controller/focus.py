@@ -69,6 +69,8 @@ class FocusRules:
 
     #: A request for a terminal's text waits for a reading that shows it (see :meth:`_waits_for_echo`).
     _echo_wait = False
+    #: A request for a field whose caret read as inside a line waits too (see :meth:`_off_line_end`).
+    _line_wait = False
 
     def on_focus(self, state: Optional[FocusState] = None, only_if_changed: bool = False) -> None:
         """The focused widget may have changed: query it (unless ``state`` is
@@ -113,9 +115,17 @@ class FocusRules:
         self._focus = state
         if self._update_block():
             return True
-        if self._echo_wait:  # a terminal's request waited for this reading
+        if self._echo_wait or (self._line_wait and state.at_line_end is not False):  # a request waited for it
             self._request()
         return False
+
+    def _off_line_end(self) -> bool:
+        """Lock held: whether a request waits because the last reading of the focused field had text after
+        its caret on the line (typing inside a line, or a reading torn by the next key: its caret offset read
+        before the application handled it, its text after, so that the key's own character followed the
+        caret); the next reading with the caret at the line's end asks again (:meth:`_adopt_focus`)."""
+        self._line_wait = self._focus.at_line_end is False
+        return self._line_wait
 
     def _waits_for_echo(self, text: str) -> bool:
         """Lock held: whether a request for ``text`` waits because the focused

@@ -22,9 +22,23 @@ SECRET = "Zygomorphic Quillfeather"
 MASTER = "Thermocline Abernathy"
 
 
-def focus(session, state, name: str) -> None:
-    focus_requests(session).write_text(name)
-    assert wait_until(lambda: read_state(state).get("focus") == name, timeout=10), name
+def focus(session, state, name: str, window: str = "") -> None:
+    """Have the fields app focus its field ``name`` by itself.  Where that does not come (CI, once, for the
+    editor after the denylisted window closed, on a machine busy with other work), what each part did is
+    printed: whether the app took its request, which window has the X focus (Qt moves the focus only inside
+    its active window); then ``window`` is given the X focus once more and the request repeated."""
+    requests = focus_requests(session)
+    for attempt in range(2 if window else 1):
+        requests.write_text(name)
+        if wait_until(lambda: read_state(state).get("focus") == name, timeout=10):
+            return
+        seen = (f"{name} not focused after 10 s: the app's state says {read_state(state).get('focus')!r}, its "
+                f"request {'unread' if requests.exists() else 'taken'}, the X focus on window "
+                f"{xdotool(session.display, 'getwindowfocus').strip()} (the fields window: {window or '?'})")
+        print(seen)
+        if window:
+            xdotool(session.display, "windowfocus", "--sync", window)
+    raise AssertionError(seen)
 
 
 def not_focus_lines(log: str) -> str:
@@ -73,7 +87,7 @@ def test_words_of_ordinary_fields_come_back_and_secrets_never_do(qt_desktop, tmp
         manager.stop()
     (window,) = xdotool(session.display, "search", "--class", "qt_fields").split()[-1:]
     xdotool(session.display, "windowfocus", "--sync", window)
-    focus(session, state, "editor")
+    focus(session, state, "editor", window)
 
     # SmolLM2 alone finishes "Okonkwo-V" with "an" (`ghosttype complete`); the memory knows the name
     learned = suggestion_after(session, state, daemon, "Could you ask Brunhilde Okonkwo-V")

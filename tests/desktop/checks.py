@@ -759,11 +759,12 @@ def words_stand_where_typed(app: str, x: str, ghost: list[int], typed: list[int]
         f"{since + 1}): its characters are not as wide as the field's; {where}")
 
 
-def check_as_wide_as_the_field(results: dict, app: str) -> None:
+def check_as_wide_as_the_field(results: dict, app: str, scale: float = 1.0) -> None:
     """In a field whose font is fixed-width, the suggestion is drawn in one as wide: each of its words begins
     where the same word begins once Tab inserted it (read from the screenshots, the field without the
-    suggestion against each; within the box of both, so a caret beside either changes nothing)."""
-    inl = check_inline_at_the_caret(results, app)
+    suggestion against each; within the box of both, so a caret beside either changes nothing). ``scale``: the
+    monitor's, as for :func:`check_inline_at_the_caret`."""
+    inl = check_inline_at_the_caret(results, app, scale=scale)
     res = _scenario(results, app)
     x, shots = inserted(res), res.get("shots", {})
     (gx0, gy0, gx1, gy1), (tx0, ty0, tx1, ty1) = inl["ghost"][1], inl["inserted"][1]

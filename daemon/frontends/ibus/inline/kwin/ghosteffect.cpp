@@ -459,8 +459,14 @@ void GhostEffect::surfaceCaret(uint pid, const QRect &caret)
     if (!window || window->pid() <= 0 || uint(window->pid()) != pid || caret.height() <= 0 || effects->isScreenLocked()) {
         return;
     }
+    // Gecko's extents count its device pixels: the logical ones times its output's scale (the desktop tier's
+    // Firefox at scale 2 had its suggestion at twice the caret's distance from the window's corner)
+    const LogicalOutput *output = window->screen();
+    const qreal scale = output && output->scale() > 0 ? output->scale() : 1.0;
     const QPointF origin = window->bufferGeometry().topLeft(); // logical, as the surface's coordinates
-    m_caret = QRect(std::lround(origin.x()) + caret.x(), std::lround(origin.y()) + caret.y(), caret.width(), caret.height());
+    m_caret = QRect(std::lround(origin.x() + caret.x() / scale), std::lround(origin.y() + caret.y() / scale),
+                    std::lround(caret.width() / scale), std::max(1, int(std::lround(caret.height() / scale))));
+    m_surfaceScale = scale;
     m_surfaceCaret = true;
     if (!m_text.isEmpty()) {
         refit();
@@ -491,7 +497,9 @@ std::optional<GhostEffect::Placed> GhostEffect::place() const
     }
     Placed placed;
     // a field in a fixed-width font: the system's, each character as wide as the field's (the engine measured it)
-    const qreal advance = m_offset && m_offset->advance > 0 && m_offset->advance < 4 * h ? m_offset->advance : 0;
+    // the engine measured the advance in the caret's units: a caret read from the accessibility bus, its scale's
+    const qreal measured = m_offset ? m_offset->advance / (m_surfaceCaret ? m_surfaceScale : 1.0) : 0;
+    const qreal advance = measured > 0 && measured < 4 * h ? measured : 0;
     placed.font = QFontDatabase::systemFont(advance > 0 ? QFontDatabase::FixedFont : QFontDatabase::GeneralFont);
     placed.font.setPixelSize(std::max(6, int(std::lround(h * s_textOfCaret))));
     if (advance > 0) {

@@ -168,6 +168,7 @@ private:
     //! m_caret came from the accessibility bus (surfaceCaret): KWin's own caret, keys behind, is neither waited
     //! for nor followed until the engine stops reading (a SurfaceCaret of no height) or another window is active
     bool m_surfaceCaret = false;
+    qreal m_surfaceScale = 1.0; //!< device pixels per logical one in the accessibility bus's caret (its output's scale)
     QMetaObject::Connection m_surfaceCommit;
     QMetaObject::Connection m_frameWatch; //!< the focused window's moves and resizes
     std::optional<Placed> m_placed; //!< what is on screen now

@@ -302,6 +302,10 @@ def test_mid_line_gets_no_suggestion() -> None:
     if r.worker.requests:
         r.answer("gest")
     assert r.sink.visible == ""
+    asked = len(r.worker.requests)
+    r.c.on_focus(only_if_changed=True)  # readings inside the line ask nothing (one at its end would)
+    r.c.on_field_event()
+    assert len(r.worker.requests) == asked and r.sink.visible == ""
 
 
 def test_a_reading_torn_by_the_next_key_leaves_no_field_without_a_suggestion() -> None:
@@ -323,18 +327,6 @@ def test_a_reading_torn_by_the_next_key_leaves_no_field_without_a_suggestion() -
     assert r.worker.last[1] == "Hello wor"
     r.answer("ld")
     assert r.sink.events[-1][:3] == ("show", "ld", Rect(100 + CHAR_W * 9, 50, 1, 18))
-
-
-def test_typing_inside_a_line_asks_nothing_until_the_caret_is_at_its_end() -> None:
-    field = SimField(text="Hello  world")
-    field.caret = 6
-    r = Rig(field)
-    r.keys.on_key(KeyEvent(Kind.CARET_MOVED, name="left"))
-    r.type("big")
-    asked = len(r.worker.requests)
-    r.c.on_focus(only_if_changed=True)  # readings inside the line ask nothing
-    r.c.on_field_event()
-    assert len(r.worker.requests) == asked and r.sink.visible == ""
 
 
 def test_anchor_names_the_field_state_of_the_visible_ghost() -> None:

@@ -15,8 +15,8 @@ Only Gecko's applications (:data:`~daemon.frontends.ibus.caret_trail.GECKO`, as 
 them) are read: their character extents are relative to the window's surface, which the plug-ins place
 (measured, tests/desktop/upstream.md), in Gecko's device pixels (KWin's effect divides them by the window's
 output scale: measured at scale 2 in the desktop tier's ``kde-hidpi``; GNOME Shell's extension, which reads
-Thunderbird's compose window, is measured at scale 1 only); GTK 4's are relative to its window widget, inside the client-side
-shadow (16 px left of the caret on KWin at scale 2, in the desktop tier).
+Thunderbird's compose window, is measured at scale 1 only); GTK 4's are relative to its window widget, inside
+the client-side shadow (16 px left of the caret on KWin at scale 2, in the desktop tier).
 """
 
 from __future__ import annotations

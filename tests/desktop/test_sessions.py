@@ -50,7 +50,7 @@ LAYOUT = {"gnome-de": ["gnome-text-editor", "qt"]}
 DARK = {"gnome-dark": ["gnome-text-editor"]}
 #: GNOME on a HiDPI monitor (scale 2) and a fractionally scaled one (1.5), KWin's effect on a HiDPI output
 #: (scale 2): the inline suggestion must stand at the caret, at the text's size, on each (KWin's Firefox: its
-#: caret read from the accessibility bus, in surface pixels the effect scales).
+#: caret read from the accessibility bus, in Gecko's device pixels, which the effect divides by the scale).
 SCREENS = {"gnome-hidpi": ["gnome-text-editor", "qt", "chromium"], "gnome-frac": ["gnome-text-editor", "qt"],
            "kde-hidpi": ["kwrite", "qt", "gnome-text-editor", "firefox"]}
 #: GNOME with the window maximized, too narrow for the whole suggestion (cut at its edge), and made narrower

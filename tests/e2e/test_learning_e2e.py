@@ -28,7 +28,7 @@ def focus(session, state, name: str, window: str = "") -> None:
     printed: whether the app took its request, which window has the X focus (Qt moves the focus only inside
     its active window); then ``window`` is given the X focus once more and the request repeated."""
     requests = focus_requests(session)
-    for attempt in range(2 if window else 1):
+    for _ in range(2 if window else 1):
         requests.write_text(name)
         if wait_until(lambda: read_state(state).get("focus") == name, timeout=10):
             return

@@ -177,8 +177,8 @@ class ShellGhost:
         return self._conn is not None and bool(owner) and owner == self._linked and self._compositor(owner) is not None
 
     @property
-    def kwin(self) -> bool:  # the plug-in is KWin's effect (else GNOME Shell's extension, or none); one read of each
-        return bool(owner := self._owners[BUS_NAME]) and owner == self._owners[KWIN_NAME]  # owner, no lock needed
+    def kwin(self) -> bool:  # the plug-in is KWin's effect (else GNOME Shell's extension, or none)
+        return bool(owner := self._owners[BUS_NAME]) and owner == self._owners[KWIN_NAME]  # each owner read once
 
     def _desktop(self) -> str:  # whose display it is, for the log
         return "KWin effect" if self.kwin else "GNOME Shell extension"

@@ -20,7 +20,7 @@ This is the caret trail's second test, beside its run of eight equal widths
 rectangle never passed on, passed on after the next key, or the key before's for 2-5 keys), 200 phrases of
 30-45 characters of the eval texts in DejaVu Sans Mono, Sans and Serif at 11, 14.67 and 20 px: fixed-width
 told by the phrase's last key in 93.5% of phrases where the run alone told 90% (busier: 82% where 75%); a
-proportional font taken for fixed-width in at most 2 of 400 phrases by this test (1 of 400 by the run).
+proportional font taken for fixed-width in at most 3 of 400 phrases (by the run alone: 1 of 400).
 
 Only counts of characters and pixels come in: the kind of each character, never the character.
 """
@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-#: A fixed-width font: at least this many rectangles (at different characters) on one straight line.
-MIN_POINTS = 8
+#: A fixed-width font: at least this many rectangles (at different characters) on one straight line (eight
+#: widths, as many as the run of equal widths asks for).
+MIN_POINTS = 9
 #: How far (px) a rectangle may stand from the line: positions are whole pixels, so a fixed-width font's
 #: stand up to half a pixel off its true line, and the line fitted through them is as far off again.
 TOLERANCE = 1.0

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.frontends.ibus.caret_trail import NARROW, REGULAR
+from daemon.frontends.ibus.caret_trail import _kind
 from daemon.frontends.ibus.fixed_width import FIT, MIN_POINTS, fixed_advance
 
 #: English prose of this project's own (its README)
@@ -17,7 +17,8 @@ PROSE = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def kinds_of(text: str) -> list[str]:
-    return ["n" if c in NARROW else "r" if c in REGULAR else "" for c in text]
+    """The kind of each character, as the engine tells the caret trail."""
+    return [_kind(c) for c in text]
 
 
 #: kinds of characters with at least two narrow and two regular ones among the first ten

@@ -27,6 +27,8 @@ Only counts of characters and pixels come in: the kind of each character, never 
 
 from __future__ import annotations
 
+import collections
+import statistics
 from typing import Sequence
 
 #: A fixed-width font: at least this many rectangles (at different characters) on one straight line (eight
@@ -69,12 +71,12 @@ def fixed_advance(points: Sequence[Point], kinds: Sequence[str]) -> float:
                 best = on
     if len(best) < MIN_POINTS:
         return 0.0
-    slope, intercept = _least_squares(best)
+    slope, intercept = _fit(best)
     run = _longest_run(_on_line(pts, slope, intercept, FIT))
     if len(run) < MIN_POINTS:
         return 0.0
-    slope, _ = _least_squares(run)
-    seen = {"n": 0, "r": 0, "": 0}
+    slope, _ = _fit(run)
+    seen: collections.Counter[str] = collections.Counter()
     for (n1, x1, lag1), (n2, x2, lag2) in zip(run, run[1:]):
         if n2 - n1 != 1 or lag1 != lag2 or n1 >= len(kinds) or abs(x2 - x1 - slope) > TOLERANCE:
             continue
@@ -110,16 +112,10 @@ def _on_line(pts: Sequence[Point], slope: float, intercept: float, tolerance: fl
     return [near[n][1] for n in sorted(near)]
 
 
-def _least_squares(pts: Sequence[Placed]) -> tuple[float, float]:
-    """The line nearest ``pts`` (x against n); a flat one where they share one n."""
-    count = len(pts)
-    mn = sum(p[0] for p in pts) / count
-    mx = sum(p[1] for p in pts) / count
-    var = sum((p[0] - mn) ** 2 for p in pts)
-    if var == 0:
-        return 0.0, mx
-    slope = sum((p[0] - mn) * (p[1] - mx) for p in pts) / var
-    return slope, mx - slope * mn
+def _fit(pts: Sequence[Placed]) -> tuple[float, float]:
+    """The least-squares line through ``pts`` (x against the characters; they are at MIN_POINTS characters or
+    more, so never all at one): its slope and intercept."""
+    return statistics.linear_regression([p[0] for p in pts], [p[1] for p in pts])
 
 
 __all__ = ["fixed_advance", "MIN_POINTS"]

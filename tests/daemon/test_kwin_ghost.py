@@ -40,12 +40,14 @@ class KWin(Peer):
     def served(self, member: str) -> None:
         """As ghosteffect.cpp's Watch: the caret it has, told again to the watcher."""
         if member == "Watch" and self.last is not None:
-            self.caret(*self.last)
+            self.caret(*self.last, to=self.senders["Watch"])
 
     @property
     def watching(self) -> str:
-        """The unique name that called Watch (the engine's connection)."""
-        assert wait_until(lambda: "Watch" in self.senders), "nobody called Watch"
+        """The unique name that called Watch (the engine's connection), once each Watch is served: a caret told
+        before that would be told again by :meth:`served` (a loaded machine ran the test's first caret in between)."""
+        assert wait_until(lambda: "Watch" in self.senders and self.handled["Watch"] == self.received["Watch"]), \
+            "nobody called Watch"
         return self.senders["Watch"]
 
 

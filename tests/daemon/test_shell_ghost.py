@@ -14,6 +14,7 @@ runs in GNOME Shell 51 in the desktop tier (tests/desktop).
 
 from __future__ import annotations
 
+import collections
 import os
 import threading
 import time
@@ -60,6 +61,9 @@ class Peer:
         self.calls: list[tuple[str, tuple]] = []
         self.handshake: list[str] = []
         self.senders: dict[str, str] = {}  #: who made the last call of each method
+        #: calls of each method received, and of those answered and followed up (:meth:`served` returned)
+        self.received: collections.Counter[str] = collections.Counter()
+        self.handled: collections.Counter[str] = collections.Counter()
         self.offsets: list[tuple] = []
         self.version = PROTOCOL
         self.refuse = False  #: answer Register with AccessDenied (another engine registered first)
@@ -98,6 +102,7 @@ class Peer:
             elif kind == MessageType.method_call:
                 member = msg.header.fields.get(3)
                 self.senders[member] = msg.header.fields.get(7)
+                self.received[member] += 1
                 if member in ("Get", "Register"):
                     self.handshake.append(member)
                     if member == "Get":
@@ -126,6 +131,7 @@ class Peer:
                 else:
                     self._answer(new_method_return(msg))
                 self.served(member)
+                self.handled[member] += 1
 
     def served(self, member: str) -> None:
         """Called once a call of ``member`` is answered (the plug-ins' own follow-ups)."""

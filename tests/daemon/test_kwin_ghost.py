@@ -228,3 +228,27 @@ def test_where_kwins_caret_is_stale_the_popup_shows_the_suggestion_until_kwin_kn
     assert wait_until(lambda: rig.frontend.shell.drawn("again"))
     assert out.aux == "" and kwin.calls[-1] == ("Show", ("again",))
     assert press(engine, TAB) is True and out.committed == ["lo world", "again"]
+
+
+def test_a_caret_from_before_tab_that_kwin_passes_on_after_it_does_not_place_the_next_suggestion(plasma):
+    """A busy KWin passed on, after Tab, a caret from before the commit (the desktop tier's user session: the
+    next suggestion stood over the text Tab had just inserted). The next suggestion waits for a caret past the
+    inserted text, and is drawn there."""
+    rig, kwin, engine, out = plasma
+    for i, ch in enumerate("Say hel"):
+        type_text(engine, ch)
+        kwin.caret(100 + 9 * (i + 1), 40, 0, 18)
+        assert wait_until(lambda: (engine.trail.shift() or Nothing).rect[0] == 100 + 9 * (i + 1))
+    rig.deliver("lo world")
+    assert wait_until(lambda: rig.frontend.shell.drawn("lo world"))
+    before = rig.worker.last
+    assert press(engine, TAB) is True and out.committed == ["lo world"]
+    assert wait_until(lambda: rig.worker.last != before)  # the next suggestion is asked for at once
+    kwin.caret(100 + 9 * 7, 40, 0, 18)  # the caret from before the commit
+    kwin.caret(100 + 9 * 8, 40, 0, 18)  # and a character on: still short of the eight inserted
+    rig.deliver(" again")
+    time.sleep(0.3)
+    assert not rig.frontend.shell.drawn(" again")
+    kwin.caret(100 + 9 * 15, 40, 0, 18)  # KWin caught up
+    assert wait_until(lambda: rig.frontend.shell.drawn(" again"))
+    assert kwin.offsets[-1][:2] == (True, 100 + 9 * 15)

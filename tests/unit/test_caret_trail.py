@@ -539,3 +539,25 @@ def test_equal_widths_over_only_regular_or_only_narrow_characters_are_no_proof_o
     assert abs(fixed[-1] - mono.getlength("M")) < 0.3
     first_regular = next(i for i, c in enumerate(code) if c in REGULAR)  # the "n" of "line"
     assert set(fixed[:first_regular]) == {0.0} and fixed[first_regular] > 0  # eight spaces, "i", "l": alike
+
+
+def test_a_rectangle_from_before_a_commit_is_short_of_it_and_the_one_after_is_not():
+    """DejaVu Sans at 13 px: after "Vim is a highly" the input method commits " il" (narrow letters only). A
+    rectangle at the caret from before the commit, or one narrow letter on, is short of it; the caret after it
+    is not (narrow letters are about half the field's average width), nor is anything after a typed key."""
+    sans, _mono = _fonts()
+    typed, commit = "Vim is a highly", " il"
+    trail = CaretTrail()
+    _typed(trail, typed, sans)
+    x0 = 100 + round(sans.getlength(typed))
+    trail.changed(len(commit), commit=True, text=commit)
+    for stale in (x0, x0 + round(sans.getlength(" "))):
+        trail.report((stale, Y, 0, H))
+        assert trail.short_of_commit()
+    trail.report((100 + round(sans.getlength(typed + commit)), Y, 0, H))
+    assert not trail.short_of_commit()
+    trail.report((x0, Y, 0, H))  # caught up once: an old rectangle later is no longer judged so
+    assert not trail.short_of_commit()
+    trail.changed(1, text="y")
+    trail.report((x0, Y, 0, H))
+    assert not trail.short_of_commit()

@@ -104,6 +104,14 @@ class CaretReading:
         shift = self._trail.shift()
         return Shift(shift.rect, 0, shift.advance) if shift is not None and self.reading else shift
 
+    def logged_shift(self, w: int) -> Optional[Shift]:
+        """:meth:`shift` for a caret the field reported (``w`` px wide), logged where it moves the suggestion off it."""
+        shift = self.shift()
+        if shift is not None and (shift.dx > w or shift.advance):
+            log.debug("the suggestion starts %d px right of the reported caret (client late: %s; characters "
+                      "%.2f px wide, 0: not known to be alike)", shift.dx, self._trail.late, shift.advance)
+        return shift
+
     def _gecko(self) -> bool:
         """The focused application is Gecko's by any name the plug-in gave it: its app id (the window's class)
         or its program (Debian runs ``thunderbird-bin``, ``firefox-bin``)."""

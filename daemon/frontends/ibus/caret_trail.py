@@ -205,6 +205,8 @@ class CaretTrail:
         #: the last width measured: from (x, characters told), at which report, in which change
         self._sample: Optional[tuple[int, int, int, int]] = None
         self._new_field = True
+        #: the caret's x and y before the input method's last commit, and its characters (:meth:`short_of_commit`)
+        self._commit_from: Optional[tuple[int, int, int]] = None
 
     def clear(self) -> None:
         """Another field (or application): nothing learned holds."""
@@ -234,6 +236,7 @@ class CaretTrail:
         self._last = None
         self._sample = None
         self._new_field = False
+        self._commit_from = None
 
     def changed(self, chars: int, line_break: bool = False, commit: bool = False, text: str = "") -> None:
         """``chars`` characters were put before the caret (a key; ``commit``: the input method's; ``text``:
@@ -253,6 +256,7 @@ class CaretTrail:
             self._reports_since_change = 0
             if commit:
                 self._commits.add(len(self._positions) - 1)
+            self._commit_from = (*self._last[0][:2], chars) if commit and chars > 0 and self._last else None
 
     def report(self, rect: Rect) -> None:
         """The client says its caret is at ``rect`` (one of no height says nothing of where, but before a
@@ -461,6 +465,20 @@ class CaretTrail:
             log.debug("the client's rectangles came out of step (%s): not known to be late after all", why)
             self.late, self._fitted = None, False
             self._widths.clear()  # measured on the reading now in doubt
+
+    def short_of_commit(self) -> bool:
+        """Whether the last rectangle is an on-time client's from before the input method's last commit, passed on
+        after it (a busy KWin after Tab, the tier's user session: the next suggestion stood over the text Tab put
+        in): on its line, less than a third of its characters (at the field's average width; i, l, a space: half)
+        right of the caret before it.  A late client's is read as such already.  Once one reaches past: caught up."""
+        with self._lock:
+            if self._commit_from is None or self._last is None or not self._widths or self._reading():
+                return False
+            (x0, y0, chars), (x, y) = self._commit_from, self._last[0][:2]
+            if y == y0 and x < x0 + chars * statistics.median(self._widths) / 3:
+                return True
+            self._commit_from = None
+            return False
 
     def _reading(self) -> bool:
         """Lock held: whether rectangles are read as a late client's: what is known, else what is assumed

@@ -391,11 +391,8 @@ class Engine:
         self.trail.report((x, y, w, h))
         if self.frontend.shell is not None and self.frontend.focused is self:
             self.carets.reported(h, self._keys_since_focus)
-            shift = self.carets.shift()
-            if shift is not None and (shift.dx > w or shift.advance):
-                log.debug("the suggestion starts %d px right of the reported caret (client late: %s; characters "
-                          "%.2f px wide, 0: not known to be alike)", shift.dx, self.trail.late, shift.advance)
-            self.frontend.shell.caret_moved(shift)
+            if not self.trail.short_of_commit():  # else a caret from before a commit: the suggestion waits on
+                self.frontend.shell.caret_moved(self.carets.logged_shift(w))
 
     def commit(self, text: str) -> bool:
         """Put ``text`` into the field (an accepted suggestion); False when that failed."""

@@ -49,9 +49,11 @@ LAYOUT = {"gnome-de": ["gnome-text-editor", "qt"]}
 #: GNOME's dark style: the inline suggestion must read as one on dark fields too.
 DARK = {"gnome-dark": ["gnome-text-editor"]}
 #: GNOME on a HiDPI monitor (scale 2) and a fractionally scaled one (1.5), KWin's effect on a HiDPI output
-#: (scale 2): the inline suggestion must stand at the caret, at the text's size, on each (KWin's Firefox: its
-#: caret read from the accessibility bus, in Gecko's device pixels, which the effect divides by the scale).
-SCREENS = {"gnome-hidpi": ["gnome-text-editor", "qt", "chromium"], "gnome-frac": ["gnome-text-editor", "qt"],
+#: (scale 2): the inline suggestion must stand at the caret, at the text's size, on each (KWin's Firefox and
+#: GNOME's Thunderbird: their caret read from the accessibility bus, in Gecko's device pixels, which the effect
+#: divides by the scale and the extension brings to the stage's pixels).
+SCREENS = {"gnome-hidpi": ["gnome-text-editor", "qt", "chromium", "thunderbird"],
+           "gnome-frac": ["gnome-text-editor", "qt", "thunderbird"],
            "kde-hidpi": ["kwrite", "qt", "gnome-text-editor", "firefox"]}
 #: GNOME with the window maximized, too narrow for the whole suggestion (cut at its edge), and made narrower
 #: than the typed text while the suggestion shows (the desktop takes it away on its own).

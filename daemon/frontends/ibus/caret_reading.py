@@ -14,8 +14,9 @@ first suggestion waiting for ``StaleCaret`` went to IBus's popup (the desktop ti
 Only Gecko's applications (:data:`~daemon.frontends.ibus.caret_trail.GECKO`, as the desktop's plug-in names
 them) are read: their character extents are relative to the window's surface, which the plug-ins place
 (measured, tests/desktop/upstream.md), in Gecko's device pixels (KWin's effect divides them by the window's
-output scale: measured at scale 2 in the desktop tier's ``kde-hidpi``; GNOME Shell's extension, which reads
-Thunderbird's compose window, is measured at scale 1 only); GTK 4's are relative to its window widget, inside
+output scale: measured at scale 2 in the desktop tier's ``kde-hidpi``; GNOME Shell's extension brings them to
+the stage's pixels through the monitor's scale: Thunderbird's compose window measured at scales 2 and 1.5 in
+``gnome-hidpi`` and ``gnome-frac``); GTK 4's are relative to its window widget, inside
 the client-side shadow (16 px left of the caret on KWin at scale 2, in the desktop tier).
 """
 

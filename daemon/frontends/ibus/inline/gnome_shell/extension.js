@@ -53,9 +53,10 @@
 // SurfaceCaret(pid, x, y, w, h): where GNOME Shell was told no caret for the
 // field (Thunderbird's compose window commits no surface after its cursor
 // rectangles, so Mutter passes none on), the engine reads the caret from the
-// accessibility bus, relative to the application's surface; it is placed where
-// the focused window's buffer is (its client-side shadow included), scaled as
-// Mutter scales that window, and only while that window is process pid's. One
+// accessibility bus, relative to the application's surface, in its device pixels
+// (Gecko's: the logical ones times the monitor's scale); it is placed where the
+// focused window's buffer is (its client-side shadow included), brought to the
+// stage's pixels, and only while that window is process pid's. One
 // of no height (the engine stopped reading) changes nothing here: GNOME Shell's
 // next caret replaces it.
 
@@ -306,7 +307,10 @@ class InlineGhost {
             return 0;
         const scale = St.ThemeContext.get_for_stage(global.stage).scale_factor;
         let style = `font-size: ${Math.max(6, Math.round(h * TEXT_OF_CARET / scale))}px; color: ${GREY};`;
-        const advance = off && off.advance < 4 * h ? off.advance : 0;
+        // the engine measured the advance in the caret's units: a caret read from the accessibility bus, its
+        // device pixels (surfaceCaret)
+        const measured = off ? off.advance * (caret.unit || 1) : 0;
+        const advance = measured < 4 * h ? measured : 0;
         this._spacing = null;
         if (advance > 0) { // the field's fixed-width font: the monospace one, each character as wide as the field's
             const natural = this._advance(style);
@@ -406,9 +410,15 @@ class InlineGhost {
         const win = global.display.focus_window;
         if (!win || win.get_pid() !== pid || h <= 0 || screenLocked())
             return;
+        // Gecko's extents count its device pixels, the logical ones times its monitor's scale (the desktop
+        // tier's Thunderbird at scale 2 had its suggestion at twice the caret's distance from the window's
+        // corner, twice as large): stage pixels per device pixel, 1 where the stage counts the monitor's pixels
+        const logical = 1000;
+        const unit = win.protocol_to_stage_rect(new Mtk.Rectangle({x: 0, y: 0, width: logical, height: logical}))
+            .width / logical / Math.max(1, global.display.get_monitor_scale(win.get_monitor()));
         const buffer = win.get_buffer_rect();
-        const scaled = win.protocol_to_stage_rect(new Mtk.Rectangle({x, y, width: w, height: h}));
-        this._follow({x: buffer.x + scaled.x, y: buffer.y + scaled.y, width: scaled.width, height: scaled.height});
+        this._follow({x: buffer.x + Math.round(x * unit), y: buffer.y + Math.round(y * unit),
+            width: Math.round(w * unit), height: Math.max(1, Math.round(h * unit)), unit});
     }
 
     // The caret moved (the application redrew after a key): follow it, or hide when it no longer fits.

@@ -1820,8 +1820,10 @@ def run_scenario(desk, scen: str, out: str) -> dict:
 def main() -> int:
     desktop, out, scenarios = sys.argv[1], sys.argv[2], sys.argv[3:]
     os.makedirs(out, exist_ok=True)
+    # "plugin": ghosttype's GNOME Shell extension or KWin effect draws (not where the user switched it off or
+    # did not install it: IBus's popup)
     results: dict = {"desktop": desktop, "phrase": DE_PHRASE if LAYOUT else PHRASE, "layout": LAYOUT,
-                     "scenarios": {}, "setup": None}
+                     "plugin": os.environ.get("GT_EXT") != "off", "scenarios": {}, "setup": None}
 
     def save():
         with open(f"{out}/results.json", "w") as f:

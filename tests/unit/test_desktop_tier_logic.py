@@ -170,8 +170,8 @@ def test_a_caret_the_desktop_never_passed_to_ibus_is_told_from_both_outside_reco
 def test_a_caret_ghosttype_reads_from_the_accessibility_bus_is_no_excuse_where_its_plugin_draws(tmp_path):
     """The desktop passed IBus none of the carets the application reported (both outside records say so): that
     excuses a suggestion off the caret, but not for Thunderbird on either desktop or Firefox on KWin where the
-    plug-in draws (ghosttype reads their caret from the accessibility bus); where IBus's popup shows it, or for
-    another application, it does."""
+    plug-in draws (ghosttype reads their caret from the accessibility bus) unless an application typed into
+    before it lost its carets too; where IBus's popup shows it, or for another application, it does."""
     from tests.desktop import checks
 
     t0 = 1796396100.0
@@ -188,6 +188,20 @@ def test_a_caret_ghosttype_reads_from_the_accessibility_bus_is_no_excuse_where_i
             checks.xfail_where_the_desktop_lost_the_caret(results, app)
             checks.xfail_where_the_app_sent_no_caret(results, app)
         assert bool(causes) == excused, (app, desktop, plugin, causes)
+    # ... unless the desktop lost the carets of an application typed into before it, whose caret ghosttype does not
+    # read: GNOME Shell then passes no caret on for the rest of the session
+    (tmp_path / "ibus-carets.log").write_text(_monitor((t0 - 30, (749, 128, 0, 24)), (t0 - 0.4, (749, 128, 0, 24))))
+    (tmp_path / "qt-app.err").write_text(_app_text(t0 - 20, [(31 + 9 * i, 72, 9, 18) for i in range(6)]))
+    results = {"dir": str(tmp_path), "desktop": "gnome", "plugin": True,
+               "scenarios": {"qt": {"tab_wall_ms": int((t0 - 18) * 1000)},
+                             "thunderbird": {"tab_wall_ms": int((t0 + 2) * 1000)}}}
+    with checks.upstream_causes() as causes:
+        checks.xfail_where_the_desktop_lost_the_caret(results, "thunderbird")
+    assert causes and "for the rest of the session: qt:" in causes[0]
+    results["scenarios"]["qt"]["tab_wall_ms"] = int((t0 + 5) * 1000)  # typed after it: says nothing of it
+    with checks.upstream_causes() as causes:
+        checks.xfail_where_the_desktop_lost_the_caret(results, "thunderbird")
+    assert not causes
 
 
 def test_a_caret_the_desktop_held_back_after_the_last_key_is_told_from_both_outside_records():

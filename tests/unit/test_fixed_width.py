@@ -21,6 +21,12 @@ def kinds_of(text: str) -> list[str]:
     return [_kind(c) for c in text]
 
 
+def readme_phrases() -> list[str]:
+    """The README's first 4,800 characters (whitespace runs as one space), cut into phrases of 40."""
+    text = re.sub(r"\s+", " ", PROSE.read_text(encoding="utf-8"))
+    return [p for p in (text[i:i + 40] for i in range(0, 4800, 40)) if len(p) == 40]
+
+
 #: kinds of characters with at least two narrow and two regular ones among the first ten
 KINDS = st.lists(st.sampled_from(["n", "r", ""]), min_size=10, max_size=30).filter(
     lambda k: k[:9].count("n") >= 2 and k[:9].count("r") >= 2)
@@ -95,8 +101,7 @@ def test_english_in_proportional_fonts_is_not_taken_for_fixed_width_and_in_a_fix
     (the caret after each key, whole pixels): none is taken for fixed-width; in DejaVu Sans Mono nearly every
     one is (a phrase with fewer than two narrow or regular steps tells nothing)."""
     from PIL import ImageFont
-    text = re.sub(r"\s+", " ", PROSE.read_text(encoding="utf-8"))
-    phrases = [p for p in (text[i:i + 40] for i in range(0, 4800, 40)) if len(p) == 40]
+    phrases = readme_phrases()
     for size in (11, 13, 20):
         for name in ("DejaVuSans.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf"):
             font = ImageFont.truetype(name, size)
@@ -118,8 +123,7 @@ def test_runs_of_key_late_rectangles_tell_a_fixed_width_font_and_not_a_proportio
     Mono is told in at least three phrases of four (83% measured; before the steps inside a run of key-late
     rectangles counted, 43%), DejaVu Sans and Serif in none."""
     from PIL import ImageFont
-    text = re.sub(r"\s+", " ", PROSE.read_text(encoding="utf-8"))
-    phrases = [p for p in (text[i:i + 40] for i in range(0, 4800, 40)) if len(p) == 40]
+    phrases = readme_phrases()
     for name in ("DejaVuSans.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf"):
         font = ImageFont.truetype(name, 13)
         told = []

@@ -2,7 +2,7 @@
 
 :func:`forget_everything` (the command, the settings window's button)
 deletes the memory file (:mod:`daemon.memory.persist`) and the keyring's
-key, and tells every running ghosttype to forget too, through a *stamp*: a
+key, then tells every running ghosttype to forget too, through a *stamp*: a
 file named ``forget`` in the user runtime directory
 (``$XDG_RUNTIME_DIR/ghosttype/forget``, a tmpfs gone at logout; the user
 state directory where there is none) that holds a random token and nothing
@@ -92,19 +92,23 @@ class Forgotten:
 
 def forget_everything(file: Optional[MemoryFile] = None, keys: Optional[Keys] = None,
                       stamp: Optional[PathLike] = None) -> Forgotten:
-    """Wipe what ghosttype learned: running frontends' memories, the file, the key."""
-    try:
-        request_forget(stamp)
-    except OSError as e:  # the file and the key still go
-        log.warning("forget: cannot tell a running ghosttype (%s)", e.strerror or e)
+    """Wipe what ghosttype learned: the file, the key, running frontends' memories.
+
+    The file and the key go first, so what is reported is what this call
+    deleted: a running keeper told first would race it to the same key.  The
+    keeper, told next, deletes again whatever it saved in between."""
     file = file if file is not None else MemoryFile()
     keys = keys if keys is not None else SecretServiceKeys()
     deleted = file.delete()
     try:
-        items = keys.delete()
+        done = Forgotten(deleted, keys.delete())
     except KeyringUnavailable as e:
-        return Forgotten(deleted, 0, str(e), e.absent)
-    return Forgotten(deleted, items)
+        done = Forgotten(deleted, 0, str(e), e.absent)
+    try:
+        request_forget(stamp)
+    except OSError as e:  # the file and the key are gone all the same
+        log.warning("forget: cannot tell a running ghosttype (%s)", e.strerror or e)
+    return done
 
 
 class ForgetWatcher(ConfigWatcher):

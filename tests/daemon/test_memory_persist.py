@@ -327,6 +327,24 @@ def test_a_file_without_its_key_is_refused(saved) -> None:  # type: ignore[no-un
     refused(file, keys, config, "holds no key").stop()
 
 
+def test_forget_deletes_the_file_and_the_key_before_telling_a_running_keeper(saved) -> None:  # type: ignore[no-untyped-def]
+    """A running keeper told first races the command to the same key, and the
+    command then says "no key in the keyring" though it had one (CI, once)."""
+    file, keys, _ = saved
+    stamp = file.path.parent / "forget"
+    seen: list[tuple[bool, bool]] = []
+
+    class Watched(FakeKeys):
+        def delete(self) -> int:
+            seen.append((stamp.exists(), file.path.exists()))
+            return super().delete()
+
+    watched = Watched(keys.key)
+    done = forget_everything(file=file, keys=watched, stamp=stamp)
+    assert seen == [(False, False)], "the stamp was written before the file and the key were deleted"
+    assert done.file_deleted and done.key_items == 1 and stamp.exists() and watched.key is None
+
+
 # --------------------------------------------------------------------------- session and the key path
 
 

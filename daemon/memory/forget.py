@@ -138,9 +138,10 @@ class ForgetWatcher(ConfigWatcher):
             if not token or token == self._token:
                 return
             self._token = token
-        self.forgets += 1
         log.info("forget requested: forgetting what was learned")
         try:
             self._on_forget()
         except Exception:  # noqa: BLE001 - the watcher outlives one failure
             log.exception("forget failed")
+        finally:
+            self.forgets += 1  # counted once done, so a caller waiting on it waits for the keyring too

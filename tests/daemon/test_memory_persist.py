@@ -27,7 +27,7 @@ from typing import Iterator, Optional
 import pytest
 
 from daemon.config import default_template
-from daemon.memory.forget import ForgetWatcher, default_forget_stamp, forget_everything
+from daemon.memory.forget import ForgetWatcher, default_forget_stamp, forget_everything, request_forget
 from daemon.memory.keystore import KeyringUnavailable, SecretServiceKeys
 from daemon.memory.persist import MemoryFile, MemoryKeeper, default_memory_path, seal, unseal
 from daemon.memory.store import Memory
@@ -343,6 +343,27 @@ def test_forget_deletes_the_file_and_the_key_before_telling_a_running_keeper(sav
     done = forget_everything(file=file, keys=watched, stamp=stamp)
     assert seen == [(False, False)], "the stamp was written before the file and the key were deleted"
     assert done.file_deleted and done.key_items == 1 and stamp.exists() and watched.key is None
+
+
+def test_the_watcher_counts_a_forget_once_it_is_done(tmp_path: pathlib.Path) -> None:
+    """A test (or a caller) that waits for ``forgets`` must not go on while
+    the keeper is still deleting the key: a keyring torn down under it then
+    warns in whatever runs next (CI: the tray test counted that warning)."""
+    stamp = tmp_path / "run" / "forget"
+    finished: list[bool] = []
+
+    def slow_forget() -> None:
+        time.sleep(0.3)
+        finished.append(True)
+
+    watcher = ForgetWatcher(slow_forget, stamp=stamp, debounce_s=0.01)
+    watcher.start()
+    try:
+        request_forget(stamp)
+        assert wait_for(lambda: watcher.forgets == 1)
+        assert finished == [True], "counted before the forget was done"
+    finally:
+        watcher.stop()
 
 
 # --------------------------------------------------------------------------- session and the key path

@@ -99,16 +99,17 @@ def forget_everything(file: Optional[MemoryFile] = None, keys: Optional[Keys] = 
     keeper, told next, deletes again whatever it saved in between."""
     file = file if file is not None else MemoryFile()
     keys = keys if keys is not None else SecretServiceKeys()
-    deleted = file.delete()
     try:
-        done = Forgotten(deleted, keys.delete())
-    except KeyringUnavailable as e:
-        done = Forgotten(deleted, 0, str(e), e.absent)
-    try:
-        request_forget(stamp)
-    except OSError as e:  # the file and the key are gone all the same
-        log.warning("forget: cannot tell a running ghosttype (%s)", e.strerror or e)
-    return done
+        deleted = file.delete()
+        try:
+            return Forgotten(deleted, keys.delete())
+        except KeyringUnavailable as e:
+            return Forgotten(deleted, 0, str(e), e.absent)
+    finally:  # told whatever happened above
+        try:
+            request_forget(stamp)
+        except OSError as e:  # the file and the key are gone all the same
+            log.warning("forget: cannot tell a running ghosttype (%s)", e.strerror or e)
 
 
 class ForgetWatcher(ConfigWatcher):

@@ -47,9 +47,9 @@ def make_decoder_factory(config: Config,
         lm.warm_up()
         log.info("model loaded: %s", path.name)
         if memory is not None:
-            from daemon.memory.cache_lm import decoder_with_memory
+            from daemon.memory.cache_lm import MemoryLM
 
-            return decoder_with_memory(lm, memory)
+            return Decoder(MemoryLM(lm, memory))
         return Decoder(lm)
 
     def build_local() -> object:

@@ -74,11 +74,8 @@ PartialCallback = Callable[[Suggestion], None]
 class Decoder:
     """Completes text with a :class:`TokenLM`; see the module docstring."""
 
-    def __init__(self, lm: TokenLM, plain: Optional[TokenLM] = None) -> None:
+    def __init__(self, lm: TokenLM) -> None:
         self.lm = lm
-        #: the model ``lm`` changes (a :class:`~daemon.cpc.lm.WrappedLM`'s ``inner``), asked again
-        #: when ``lm``'s suggestion would not be shown (see :meth:`complete`); None: never
-        self.plain = plain
         self.pieces: list[Optional[bytes]] = list(lm.token_bytes())
         n_vocab = int(lm.n_vocab)
         if len(self.pieces) < n_vocab:
@@ -166,15 +163,7 @@ class Decoder:
         cancel: Optional[CancelCheck] = None,
         on_partial: Optional[PartialCallback] = None,
     ) -> Suggestion:
-        """The suggestion for the caret after ``text``.  Raises ``Cancelled``.
-
-        **A second opinion** (with ``plain``): when ``lm``'s suggestion would not be shown
-        (withheld by the gate, or empty) and ``lm`` changed any row of this request
-        (``changed_rows``), ``plain`` answers the same split, and the suggestion the gate trusts
-        more is returned.  A model that mixes something in (the user's memory) can then add
-        suggestions without withholding the ones the model alone was sure of: mixing a memory
-        of another author into a row spreads it, and the gate used to withhold right suggestions
-        the model was confident of (``daemon/evaluation/README.md``, *Paired runs*)."""
+        """The suggestion for the caret after ``text``.  Raises ``Cancelled``."""
         t0 = time.perf_counter()
         if not text.strip():
             return Suggestion(text="", confidence=0.0, timings_ms={"total": 0.0})
@@ -184,32 +173,8 @@ class Decoder:
         if observe is not None:
             observe(split.stable)
         t1 = time.perf_counter()
-        changed = getattr(self.lm, "changed_rows", 0)
-        first = self._answer(self.lm, text, split, params, cancel, on_partial, t0, t1)
-        if self.plain is None or (first.text and not first.suppressed) or \
-                getattr(self.lm, "changed_rows", 0) == changed:
-            return first
-        second = self._answer(self.plain, text, split, params, cancel, on_partial, t0, t1)
-        better = second if (second.text and not second.suppressed) or \
-            (second.confidence > first.confidence) else first
-        return dataclasses.replace(better, steps=first.steps + second.steps, plain=better is second,
-                                   timings_ms={**better.timings_ms,
-                                               "total": round((time.perf_counter() - t0) * 1000.0, 3)})
-
-    def _answer(
-        self,
-        lm: TokenLM,
-        text: str,
-        split: Split,
-        params: BeamParams,
-        cancel: Optional[CancelCheck],
-        on_partial: Optional[PartialCallback],
-        t0: float,
-        t1: float,
-    ) -> Suggestion:
-        """``lm``'s suggestion for ``split``: covering, then word search and continuation."""
         covering = cover(
-            lm,
+            self.lm,
             self.index,
             split.stable,
             split.remainder,
@@ -228,11 +193,10 @@ class Decoder:
                 steps=covering.steps,
                 timings_ms=_ms({"split": t1 - t0, "cover": t2 - t1, "total": t2 - t0}),
             )
-        return self._continue(lm, text, split, covering, params, cancel, on_partial, t0, t1, t2)
+        return self._continue(text, split, covering, params, cancel, on_partial, t0, t1, t2)
 
     def _continue(
         self,
-        lm: TokenLM,
         text: str,
         split: Split,
         covering: Covering,
@@ -282,7 +246,7 @@ class Decoder:
         steps = covering.steps
         if on_partial is not None:  # the covering's word, before any continuation
             on_partial(build(clip(starts[0].data), steps=steps, n_tokens=len(covering.tokens)))
-        result = search_word(lm, self.pieces, self._word_tables, split.stable, starts, k, in_word,
+        result = search_word(self.lm, self.pieces, self._word_tables, split.stable, starts, k, in_word,
                              int(params.max_tokens), cut, cancel)
         steps += result.steps
         word = result.best
@@ -330,7 +294,7 @@ class Decoder:
             on_partial(build(settled(), signals, steps, len(seq) - len(split.stable)))
         while final is None and produced < int(params.max_tokens):
             _check(cancel)
-            row = lm.logprobs([seq], cancel)[0]
+            row = self.lm.logprobs([seq], cancel)[0]
             steps += 1
             tok = int(np.argmax(row + self._gen_mask))
             produced += 1

@@ -89,13 +89,7 @@ class TokenLM(Protocol):
 class WrappedLM:
     """A ``TokenLM`` in front of another (``inner``) that changes what a subclass overrides (its
     ``logprobs``) and passes on the rest: the protocol's members here, anything else (a backend's
-    ``cached_tokens``, ``warm_up``, ``clear_cache``, ``close``...) through ``__getattr__``.
-
-    ``changed_rows`` counts the rows whose probabilities the wrapper changed (a subclass that
-    changes rows counts them): the decoder asks ``inner`` itself for a second opinion only when a
-    request's rows were changed (:class:`daemon.cpc.beam.Decoder`'s ``plain``)."""
-
-    changed_rows: int = 0
+    ``cached_tokens``, ``warm_up``, ``clear_cache``, ``close``...) through ``__getattr__``."""
 
     def __init__(self, inner: TokenLM) -> None:
         self.inner = inner

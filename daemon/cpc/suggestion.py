@@ -67,9 +67,6 @@ class Suggestion:
     #: end of the token, log P(token | everything before)); ends may lie past ``text``, which
     #: stopping rules or ``continue_min_prob`` cut
     tail: tuple[tuple[int, float], ...] = ()
-    #: answered by the decoder's ``plain`` model after its own model's suggestion was withheld
-    #: (:meth:`daemon.cpc.beam.Decoder.complete`)
-    plain: bool = False
 
     @property
     def visible(self) -> str:

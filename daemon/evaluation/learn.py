@@ -1,7 +1,7 @@
 """``ghosttype eval --learn-from``: a memory filled from the user's files.
 
 The simulated user then types with the memory wired as the daemon wires it
-(``decoder_with_memory``, :mod:`daemon.memory.cache_lm`).  Each
+(``Decoder(MemoryLM(model, memory))``, :mod:`daemon.memory.cache_lm`).  Each
 file becomes one piece of the memory, read as the simulated user would
 have typed it (prose as one paragraph, code with its lines:
 :func:`daemon.evaluation.simulate.as_typed`), in the order given, a folder's

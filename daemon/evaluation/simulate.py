@@ -263,17 +263,15 @@ def _routed(decoder: Any) -> Optional[tuple[int, int]]:
     return decoder.code_requests, decoder.code_requests + decoder.main_requests
 
 
-def _decoder(lm: Any, memory: Any, cache_params: Any) -> Any:
-    """The decoder of ``lm`` as the daemon wires it, with a memory its index built before typing starts."""
-    from daemon.cpc.beam import Decoder
-
+def _with_memory(lm: Any, memory: Any, cache_params: Any) -> Any:
+    """``lm`` as the daemon wires it with a memory, its index built before typing starts."""
     if memory is None:
-        return Decoder(lm)
-    from daemon.memory.cache_lm import CacheParams, decoder_with_memory
+        return lm
+    from daemon.memory.cache_lm import CacheParams, MemoryLM
 
-    decoder = decoder_with_memory(lm, memory, cache_params or CacheParams())
-    decoder.lm.refresh()
-    return decoder
+    wrapped = MemoryLM(lm, memory, cache_params or CacheParams())
+    wrapped.refresh()
+    return wrapped
 
 
 def simulate_files(
@@ -304,10 +302,11 @@ def simulate_files(
     wrapper, see tests/research/); ``memory``: a
     :class:`~daemon.memory.store.Memory` mixed into each local model's
     probabilities as the daemon does with ``learn`` on
-    (``decoder_with_memory``, :mod:`daemon.memory.cache_lm`);
+    (``Decoder(MemoryLM(model, memory))``, :mod:`daemon.memory.cache_lm`);
     ``empty_field``: the same spans typed into an empty field (nothing of
     the text before them)."""
     from daemon.backends.llamacpp.open import load_lm
+    from daemon.cpc.beam import Decoder
     from daemon.evaluation.progress import terminal_progress
     from daemon.evaluation.replay import choose_start, session_config, strategy_name
 
@@ -324,13 +323,13 @@ def simulate_files(
         decoder = served
         if served is None:
             lm.warm_up()
-            decoder = _decoder(lm, memory, cache_params)
+            decoder = Decoder(_with_memory(lm, memory, cache_params))
             if code_model is not None:
                 from daemon.code_route import CodeRoute
 
                 code_lm = load_lm(code_model[1], n_seq_max=n_seq_max)
                 code_lm.warm_up()
-                decoder = CodeRoute(decoder, _decoder(code_lm, memory, cache_params))
+                decoder = CodeRoute(decoder, Decoder(_with_memory(code_lm, memory, cache_params)))
         for file_name, raw in files:
             kind = kind_of(file_name)
             text = as_typed(raw, kind)

@@ -16,14 +16,10 @@ consistently one token followed it (:meth:`CacheParams.weight`); no match
 (or a match shorter than :attr:`CacheParams.min_order`) leaves the row as
 the model gave it, byte for byte.
 
-The coverage search is not changed: it still spells exactly the typed
-characters, and the confidence gate judges the mixed probabilities, so a
-remembered phrase that does not fit here is withheld like any other
-unlikely suggestion.  What the gate would withhold is asked again of the
-model alone (:func:`decoder_with_memory`, the decoder's ``plain``): mixing
-in a memory spreads a row, and the gate used to withhold right suggestions
-the model alone was sure of.  The memory can add suggestions; it no longer
-takes the model's away.
+The decoder is not changed: the coverage search still spells exactly the
+typed characters, and the confidence gate judges the mixed probabilities,
+so a remembered phrase that does not fit here is withheld like any other
+unlikely suggestion.
 
 **The trust.**  Every ``lam`` is scaled by one number, how far the memory
 as a whole is trusted now (:attr:`MemoryLM.trust`), learned from what the
@@ -301,7 +297,7 @@ class MemoryLM(WrappedLM):
         self._builder: Optional[threading.Thread] = None
         self.builds = 0  #: indexes built (counts only)
         self.last_build_ms = 0.0
-        self.changed_rows = 0  #: rows changed by the memory (WrappedLM.changed_rows)
+        self.matched = 0  #: rows changed by the memory
         self.rows = 0  #: rows asked for
         self.trust = params.trust_prior  #: how far the memory is trusted now (see observe)
         #: the stable tokens of the decoder's last request, and what the memory added to the row after them
@@ -422,7 +418,7 @@ class MemoryLM(WrappedLM):
                 if out is rows:
                     out = rows.copy()
                 out[i] = mixed
-                self.changed_rows += 1
+                self.matched += 1
         return out
 
     def _continues(self, last: int, match: Match) -> Optional[np.ndarray]:
@@ -436,13 +432,3 @@ class MemoryLM(WrappedLM):
 
     def __repr__(self) -> str:  # never the text
         return f"MemoryLM({self.inner!r}, {self._index.tokens} tokens indexed)"
-
-
-def decoder_with_memory(model: TokenLM, memory: Memory, params: CacheParams = CacheParams(),
-                        background: bool = True):
-    """The decoder the daemon uses with a memory: its rows mixed with ``memory``
-    (:class:`MemoryLM`), and ``model`` alone as the second opinion the gate asks when the mixed
-    suggestion would not be shown (:meth:`daemon.cpc.beam.Decoder.complete`)."""
-    from daemon.cpc.beam import Decoder
-
-    return Decoder(MemoryLM(model, memory, params, background), plain=model)

@@ -162,6 +162,9 @@ def add_parser(subparsers: Any) -> None:
                         "(a folder: its files, sorted) before typing; repeatable.  Bounded: at most the "
                         "memory's 200,000 characters in all, 1 MB of each file, 10,000 files and 5 s of "
                         "reading; binary and non-UTF-8 files are skipped")
+    u.add_argument("--virtual-clock", action="store_true",
+                   help="press the keys on a clock that the model's work advances (SmolLM2's cost on this "
+                        "project's machine) instead of the wall clock: the same figures every run")
     u.add_argument("--empty-field", action="store_true",
                    help="type each span into an empty field (default: the text before it is already there, "
                         "up to --context-chars)")
@@ -339,6 +342,7 @@ def run_vocab_mode(args: argparse.Namespace) -> int:
 
 
 def run_simulate_user_mode(args: argparse.Namespace) -> int:
+    from daemon.evaluation.learn import eval_memory
     from daemon.evaluation.simulate import simulate_files
 
     if not args.files:
@@ -354,35 +358,21 @@ def run_simulate_user_mode(args: argparse.Namespace) -> int:
     (model_name, model_path), *rest = _one_model(args, params)
     if rest:
         raise UsageError("--simulate-user takes one --model")
+    if args.virtual_clock and (args.server or args.code_model or model_name != "smollm2" or not interval):
+        raise UsageError("--virtual-clock has the cost of SmolLM2 at a typing pace: give it without --server, "
+                         "--code-model, another --model or --key-interval-ms 0")
     code_model = (args.code_model, resolve(args.code_model)) if args.code_model else None
-    memory, cache_params, learned = _learned_memory(args)
+    memory, cache_params, learned = eval_memory(args.learn_from, args.learn_params, bool(args.server))
     served = open_served(args) if args.server else None
     obj = simulate_files(model_name, model_path, files, _served_params(args, params), chars=chars, seed=args.seed,
                          key_interval_ms=interval, baselines=args.baselines, served=served, code_model=code_model,
-                         memory=memory, cache_params=cache_params, empty_field=args.empty_field)
+                         memory=memory, cache_params=cache_params, empty_field=args.empty_field,
+                         virtual_clock=args.virtual_clock)
     if learned is not None:
         obj["settings"]["learn_from"] = {**learned.to_json(), "params": dataclasses.asdict(cache_params)}
     if args.json_out:
         _write_json(args.json_out, obj)
     return 0
-
-
-def _learned_memory(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """(memory, cache params, what was read) for ``--learn-from``; Nones without it."""
-    if not args.learn_from:
-        if args.learn_params:
-            raise UsageError("--learn-params goes with --learn-from")
-        return None, None, None
-    if args.server:
-        raise UsageError("--learn-from mixes the memory into a local model's probabilities: give it without --server")
-    from daemon.evaluation.learn import learned_memory
-
-    try:
-        memory, cache_params, learned = learned_memory(args.learn_from, args.learn_params)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    print(learned.line(), file=sys.stderr)
-    return memory, cache_params, learned
 
 
 def run_replay_mode(args: argparse.Namespace) -> int:

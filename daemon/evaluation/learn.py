@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+import sys
 import time
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
@@ -155,4 +156,24 @@ def learned_memory(paths: Sequence[str], params_spec: Optional[str] = None) -> t
             raise ValueError(f"no such file or folder: {name}")
     memory = Memory()
     learned = learn_from(paths, memory, lambda text, name: as_typed(text, kind_of(name)))
+    return memory, cache_params, learned
+
+
+def eval_memory(learn_from: Optional[Sequence[str]], learn_params: Optional[str],
+                server: bool) -> tuple[Optional[Memory], Optional[CacheParams], Optional[Learned]]:
+    """``ghosttype eval``'s ``--learn-from`` and ``--learn-params``: (memory, cache params, what was read),
+    Nones without ``--learn-from``; a mistake in them is a :class:`~daemon.usage.UsageError`."""
+    from daemon.usage import UsageError
+
+    if not learn_from:
+        if learn_params:
+            raise UsageError("--learn-params goes with --learn-from")
+        return None, None, None
+    if server:
+        raise UsageError("--learn-from mixes the memory into a local model's probabilities: give it without --server")
+    try:
+        memory, cache_params, learned = learned_memory(learn_from, learn_params)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(learned.line(), file=sys.stderr)
     return memory, cache_params, learned

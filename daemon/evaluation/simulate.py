@@ -27,6 +27,10 @@ Prose is typed as one paragraph (its whitespace runs become one space); code
 keeps its newlines and indentation (tabs expanded to four spaces, since Tab
 is the accept key).
 
+With ``--virtual-clock`` the keys are pressed on a clock that the model's
+work advances instead of the wall clock (:mod:`daemon.evaluation.vclock`):
+the same command gives the same figures every run.
+
 Two baselines run through the same path: naive decoding, and
 :class:`FieldWordCompleter`, an editor's word completion with no model.
 
@@ -154,12 +158,16 @@ def simulate_user(
     name: str = "",
     idle_timeout_s: float = 600.0,
     on_key: Optional[Callable[[int, int], None]] = None,
+    clock: Any = None,
 ) -> UserRun:
     """Type ``text[start:]`` as the simulated user (see the module docstring)
     into a field that already holds ``text[:start]``, through a fresh
     Controller and SuggestionWorker over ``completer`` with ``config``.
     ``key_interval_ms = 0``: wait for the worker to go idle before each
-    keystroke.  ``on_key(done, total)`` reports progress in characters."""
+    keystroke.  ``on_key(done, total)`` reports progress in characters.
+    ``clock``: a :class:`~daemon.evaluation.vclock.VirtualClock` the
+    completer's model charges its work to; the keys are pressed on it
+    instead of the wall clock (:mod:`daemon.evaluation.vclock`)."""
     from daemon.controller import Controller, next_word
     from daemon.evaluation.replay import RecordingSink, key_event
     from daemon.backends.llamacpp.threads import MachineBusy
@@ -169,7 +177,7 @@ def simulate_user(
     field_ = SimulatedField(text[:start])
     controller = Controller(config, RecordingSink())
     worker = SuggestionWorker(completer, on_result=controller.on_result, debounce_ms=config.debounce_ms,
-                              busy=MachineBusy())
+                              busy=MachineBusy() if clock is None else None)
     controller.attach_worker(worker)
     worker.start()
     run = UserRun(name=name, chars=len(text) - start)
@@ -183,8 +191,13 @@ def simulate_user(
         interval = max(0.0, key_interval_ms) / 1000.0
         pos = start
         t0 = time.perf_counter()
+        v0 = clock.now if clock is not None else 0.0
         while pos < len(text):
-            if interval:
+            if clock is not None:
+                due_ms = v0 + run.keystrokes * key_interval_ms
+                clock.run_until(due_ms, lambda: worker.wait_idle(0))
+                clock.pressed(due_ms, config.debounce_ms)  # the worker is held or idle: nothing runs before the key
+            elif interval:
                 due = t0 + run.keystrokes * interval
                 delay = due - time.perf_counter()
                 if delay > 0:
@@ -224,6 +237,8 @@ def simulate_user(
                 on_key(pos - start, run.chars)
         run.seconds = time.perf_counter() - t0
     finally:
+        if clock is not None:
+            clock.release()
         worker.stop()
         controller.close()
     if field_.text != text:
@@ -290,6 +305,7 @@ def simulate_files(
     memory: Any = None,
     cache_params: Any = None,
     empty_field: bool = False,
+    virtual_clock: bool = False,
 ) -> dict:
     """Run the simulated user on every file with the configured suggester and,
     with ``baselines``, naive decoding and the field's own words; print a
@@ -304,11 +320,14 @@ def simulate_files(
     probabilities as the daemon does with ``learn`` on
     (``Decoder(MemoryLM(model, memory))``, :mod:`daemon.memory.cache_lm`);
     ``empty_field``: the same spans typed into an empty field (nothing of
-    the text before them)."""
+    the text before them); ``virtual_clock``: keys pressed on a virtual
+    clock that the model's work advances (:mod:`daemon.evaluation.vclock`;
+    its cost model is SmolLM2's on this project's machine)."""
     from daemon.backends.llamacpp.open import load_lm
     from daemon.cpc.beam import Decoder
     from daemon.evaluation.progress import terminal_progress
     from daemon.evaluation.replay import choose_start, session_config, strategy_name
+    from daemon.evaluation.vclock import SMOLLM2_COSTS, TimedLM, VirtualClock
 
     main_name = strategy_name(params.strategy, params.beam_width)
     models = f"{model_name}, code_model={code_model[0]}" if code_model else model_name
@@ -319,17 +338,22 @@ def simulate_files(
     n_seq_max = max(8, 2 * params.beam_width + 2)
     lm = load_lm(model_path, n_seq_max=n_seq_max) if served is None else served
     code_lm = None
+    clock = VirtualClock() if virtual_clock else None
+
+    def timed(model: Any) -> Any:
+        return model if clock is None else TimedLM(model, clock, SMOLLM2_COSTS)
+
     try:
         decoder = served
         if served is None:
             lm.warm_up()
-            decoder = Decoder(_with_memory(lm, memory, cache_params))
+            decoder = Decoder(timed(_with_memory(lm, memory, cache_params)))
             if code_model is not None:
                 from daemon.code_route import CodeRoute
 
                 code_lm = load_lm(code_model[1], n_seq_max=n_seq_max)
                 code_lm.warm_up()
-                decoder = CodeRoute(decoder, Decoder(_with_memory(code_lm, memory, cache_params)))
+                decoder = CodeRoute(decoder, Decoder(timed(_with_memory(code_lm, memory, cache_params))))
         for file_name, raw in files:
             kind = kind_of(file_name)
             text = as_typed(raw, kind)
@@ -350,13 +374,14 @@ def simulate_files(
                     completer = wrap(file_name, decoder)
                 routed = _routed(decoder)
                 run = simulate_user(completer, config, text[:end], start, key_interval_ms, name=name,
-                                    on_key=terminal_progress(f"{file_name} [{name}]"))
+                                    on_key=terminal_progress(f"{file_name} [{name}]"), clock=clock)
                 if strategy and routed is not None:
                     code, total = (a - b for a, b in zip(_routed(decoder), routed))
                     out(f"{file_name} [{name}]: {code} of {total} requests to the code model {code_model[0]}")
                 runs.append(run)
                 report.runs.append((file_name, run))
             pace = f"one key every {key_interval_ms:g} ms" if key_interval_ms else "waiting for the daemon before each key"
+            pace += " (virtual clock)" if clock is not None else ""
             field_note = "  into an empty field" if empty_field else ""
             out(f"\n{file_name}  ({kind})  model={models}  {end - start} chars from offset {offset} (seed {seed}){field_note}  "
                 f"{pace}  threshold={params.confidence_threshold:g}")
@@ -372,6 +397,7 @@ def simulate_files(
     return {
         "settings": {"model": model_name, "code_model": code_model[0] if code_model else "", "chars": chars,
                      "seed": seed, "key_interval_ms": key_interval_ms, "empty_field": empty_field,
+                     "virtual_clock": asdict(SMOLLM2_COSTS) if clock is not None else None,
                      "strategy": main_name, "confidence_threshold": params.confidence_threshold,
                      "max_tokens": params.max_tokens, "context_chars": params.context_chars},
         "runs": [{"file": f, **r.to_json()} for f, r in report.runs],

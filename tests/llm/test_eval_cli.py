@@ -164,6 +164,8 @@ def test_vocab_bench_runs(text_file, tmp_path):
         (["--model", "/nonexistent.gguf"], "model"),
         (["--threshold-sweep", "0.2,high"], "threshold-sweep"),
         (["--threshold-sweep", "1.5"], "threshold-sweep"),
+        (["--simulate-user", "--virtual-clock", "--key-interval-ms", "0"], "virtual-clock"),
+        (["--simulate-user", "--virtual-clock", "--code-model", "smollm2"], "virtual-clock"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(text_file, args, needle):
@@ -199,3 +201,21 @@ def test_simulate_user_types_the_text_with_the_model_and_both_baselines(tmp_path
     assert runs["cpc2"]["keystrokes"] < 80
     assert set(obj["pooled"]) == set(runs)
     assert "keystrokes" in out.stdout and "field words" in out.stdout
+
+
+def test_simulate_user_on_the_virtual_clock_gives_the_same_figures_every_run(tmp_path):
+    """At 10 keys/s on the wall clock the same command saves a different share each run; on the virtual clock
+    (the model's work counted, not timed) it is the same run every time."""
+    text = tmp_path / "prose.txt"
+    text.write_text(TEXT * 2, encoding="utf-8")
+    figures = []
+    for i in range(2):
+        out_json = tmp_path / f"v{i}.json"
+        out = ghosttype("eval", str(text), "--simulate-user", "--no-baselines", "--chars", "80", "--virtual-clock",
+                        "--context-chars", "300", "--json", str(out_json), timeout=300)
+        assert out.returncode == 0, out.stderr
+        obj = json.loads(out_json.read_text(encoding="utf-8"))
+        assert obj["settings"]["virtual_clock"]["decode_ms"] > 0 and "(virtual clock)" in out.stdout
+        (run,) = obj["runs"]
+        figures.append({k: v for k, v in run.items() if k != "seconds"})
+    assert figures[0] == figures[1] and figures[0]["keystrokes"] < 80

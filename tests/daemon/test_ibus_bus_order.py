@@ -162,3 +162,39 @@ def test_the_engine_answers_ibus_daemons_property_questions(engine_on_the_bus):
     (reply,) = daemon.call(daemon.path, props, "Get", "ss", (wire.INTERFACE_ENGINE, "NoSuchThing"))
     assert reply.header.message_type == MessageType.error
     assert reply.header.fields.get(4) == "org.freedesktop.DBus.Error.UnknownProperty"
+
+
+def test_a_service_closed_while_it_answers_a_call_ends_its_loop_quietly(bus_address):
+    """ghosttype closing the engine's connection (the engine switched off, the daemon stopping) while the bus
+    thread is answering a call: the answer cannot be sent, and the thread ends without an exception (it used to
+    die of ``OSError: Bad file descriptor``, a warning in the main suite)."""
+    frontend = IBusFrontend()
+    daemon = Daemon(bus_address, "")
+    service = IBusService(bus_address, frontend, daemon_sender=daemon.conn.unique_name)
+    daemon.service = service._conn.unique_name
+    original = service._handler
+
+    def closing(path, iface, member):
+        if member == "Ping":
+            return lambda *a: (service.close(), (None, ()))[1]  # closed under the answer
+        return original(path, iface, member)
+
+    service._handler = closing
+    failures = []
+
+    def run() -> None:
+        try:
+            service.run()
+        except BaseException as e:  # noqa: BLE001 - what the thread would die of
+            failures.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        daemon.conn.send(new_method_call(DBusAddress("/", bus_name=daemon.service,
+                                                     interface="org.freedesktop.DBus.Peer"), "Ping"))
+        thread.join(timeout=10)
+        assert not thread.is_alive() and failures == []
+    finally:
+        service.close()
+        daemon.conn.close()

@@ -254,7 +254,12 @@ class IBusService:
             except (OSError, EOFError, ValueError) as e:
                 log.warning("lost the connection to ibus-daemon (%s)", type(e).__name__)
                 break
-            self._dispatch(msg)
+            try:
+                self._dispatch(msg)
+            except OSError as e:  # the answer could not be sent
+                if not self._stopped.is_set():  # else: closed under it (close() while answering)
+                    log.warning("lost the connection to ibus-daemon (%s)", type(e).__name__)
+                break
         for engine in list(self._engines.values()):
             self._frontend.drop_engine(engine)
         self._engines.clear()

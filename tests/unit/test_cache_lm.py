@@ -380,15 +380,16 @@ def test_the_trust_is_the_posterior_weight_of_the_memory_against_the_model_alone
 def test_a_memory_that_predicts_the_typed_text_is_trusted_and_an_unrelated_one_soon_hardly_mixed_in():
     """Typed: a sentence the first memory holds; with trust_prior 0.8 its trust rises toward whole, and a memory
     of other words, whose rows after a space make the typed letter less likely, falls below a tenth; with
-    trust_prior 1 (shipped) the memory is always trusted whole."""
+    trust_prior 1 the memory is always trusted whole."""
     typed = "bad cab fed a bead " * 6
     related, unrelated = Memory(), Memory()
     related.extend([typed])
     unrelated.extend(["hhh ggg hhh ggg " * 6])  # after a space: letters never typed
-    base, learning = char_lm(1), CacheParams(trust_prior=0.8)
+    base, learning = char_lm(1), CacheParams(trust_prior=0.8, trust_max_order=8)  # every match learns
     assert _typed_through(MemoryLM(base, related, learning, background=False), typed)[-1] > 0.95
     assert _typed_through(MemoryLM(base, unrelated, learning, background=False), typed)[-1] < 0.1
-    assert set(_typed_through(MemoryLM(base, unrelated, background=False), typed)) == {1.0}  # shipped: whole
+    whole = CacheParams(trust_prior=1.0)
+    assert set(_typed_through(MemoryLM(base, unrelated, whole, background=False), typed)) == {1.0}
     for bad in (dict(trust_prior=0.0), dict(trust_max_order=0)):
         with pytest.raises(ValueError):
             CacheParams(**bad)

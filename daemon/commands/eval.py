@@ -342,6 +342,7 @@ def run_vocab_mode(args: argparse.Namespace) -> int:
 
 
 def run_simulate_user_mode(args: argparse.Namespace) -> int:
+    from daemon.backends.llamacpp.models import DEFAULT_MODEL
     from daemon.evaluation.learn import eval_memory
     from daemon.evaluation.simulate import simulate_files
 
@@ -358,7 +359,7 @@ def run_simulate_user_mode(args: argparse.Namespace) -> int:
     (model_name, model_path), *rest = _one_model(args, params)
     if rest:
         raise UsageError("--simulate-user takes one --model")
-    if args.virtual_clock and (args.server or args.code_model or model_name != "smollm2" or not interval):
+    if args.virtual_clock and (args.server or args.code_model or model_name != DEFAULT_MODEL or not interval):
         raise UsageError("--virtual-clock has the cost of SmolLM2 at a typing pace: give it without --server, "
                          "--code-model, another --model or --key-interval-ms 0")
     code_model = (args.code_model, resolve(args.code_model)) if args.code_model else None

@@ -45,9 +45,14 @@ class CostModel:
     tokenize_ms: float  #: each tokenization (a request's split, twice while the near window answers)
     memory_call_ms: float  #: each call more, when a memory is mixed into the rows (:mod:`daemon.memory.cache_lm`)
 
-    def cost(self, decodes: int, tokens: int, memory: bool) -> float:
-        """One ``logprobs`` call's cost."""
-        return self.call_ms + decodes * self.decode_ms + tokens * self.token_ms + (self.memory_call_ms if memory else 0.0)
+    def cost(self, usage: Sequence[float]) -> float:
+        """The milliseconds of ``usage``: how many of each thing the fields price, in their order (:data:`USAGE`)."""
+        return float(np.dot(dataclasses.astuple(self), usage))
+
+
+#: What :class:`CostModel` prices, in its fields' order: calls, batches decoded, tokens decoded, tokenizations,
+#: calls through a memory.  :class:`TimedLM` counts these and ``tests/research/clock_fit.py`` fits on its counts.
+USAGE: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(CostModel))
 
 
 #: Fitted by ``python -m tests.research.clock_fit`` on this project's 2-core machine (SmolLM2, the product's
@@ -103,17 +108,23 @@ class VirtualClock:
 
 
 class TimedLM(WrappedLM):
-    """``inner`` whose work is charged to a :class:`VirtualClock` by a :class:`CostModel`."""
+    """``inner`` whose work is charged to a :class:`VirtualClock` by a :class:`CostModel`; ``usage`` counts
+    what was charged (:data:`USAGE`), all calls together."""
 
     def __init__(self, inner: TokenLM, clock: VirtualClock, costs: CostModel) -> None:
         super().__init__(inner)
         self.clock = clock
         self.costs = costs
         self._memory = getattr(inner, "memory", None) is not None
+        self.usage = np.zeros(len(USAGE))
+
+    def _charge(self, usage: Sequence[float]) -> None:
+        self.usage += usage
+        self.clock.spend(self.costs.cost(usage))
 
     def tokenize(self, text: str) -> list[int]:
         tokens = self.inner.tokenize(text)
-        self.clock.spend(self.costs.tokenize_ms)
+        self._charge((0, 0, 0, 1, 0))
         return tokens
 
     def logprobs(self, seqs: Sequence[Sequence[int]], cancel: Optional[CancelCheck] = None) -> np.ndarray:
@@ -122,4 +133,4 @@ class TimedLM(WrappedLM):
             return self.inner.logprobs(seqs, cancel)
         finally:
             done = self.inner.stats.since(before)
-            self.clock.spend(self.costs.cost(done.decode_calls, done.tokens_decoded, self._memory))
+            self._charge((1, done.decode_calls, done.tokens_decoded, 0, int(self._memory)))

@@ -3,9 +3,10 @@
 Types each file's first ``--chars`` characters (from ``--start``) one character a request through the decoder, as
 the simulated user does at a patient pace (the background warm-up of the full window between requests
 included), and times every request and warm-up step on the wall clock.  Each is described by what it asked of the
-model: ``logprobs`` calls, batches and tokens the backend decoded, tokenizations, and the calls that went through a
-memory (``--learn-from``: the same run again with that memory mixed in).  Non-negative least squares of the
-milliseconds on those counts (Lawson and Hanson's method) gives the coefficients; the script prints them, how well they predict (R squared,
+model, as the virtual clock's :class:`~daemon.evaluation.vclock.TimedLM` counts it: ``logprobs`` calls, batches
+and tokens the backend decoded, tokenizations, and the calls that went through a memory (``--learn-from``: the
+same run again with that memory mixed in).  Non-negative least squares of the milliseconds on those counts
+(Lawson and Hanson's method) gives the coefficients; the script prints them, how well they predict (R squared,
 the mean and 90th percentile of the error) and the Python literal to paste into ``SMOLLM2_COSTS``.
 
     python -m tests.research.clock_fit FILE... [--learn-from DIR] [--chars 600] [--start 2000]
@@ -21,35 +22,7 @@ from typing import Optional
 
 import numpy as np
 
-from daemon.evaluation.vclock import CostModel
-
-NAMES = ("call_ms", "decode_ms", "token_ms", "tokenize_ms", "memory_call_ms")
-
-
-class CountingLM:
-    """Counts what the decoder asks of ``lm`` (a ``TokenLM``); everything else passes through."""
-
-    def __init__(self, lm, memory: bool) -> None:
-        self.lm = lm
-        self.memory = memory
-        self.counts = np.zeros(len(NAMES))
-
-    def __getattr__(self, name):
-        return getattr(self.lm, name)
-
-    def tokenize(self, text):
-        self.counts[3] += 1
-        return self.lm.tokenize(text)
-
-    def logprobs(self, seqs, cancel=None):
-        stats = self.lm.stats
-        before = stats.snapshot()
-        try:
-            return self.lm.logprobs(seqs, cancel)
-        finally:
-            done = stats.since(before)
-            self.counts += (1, done.decode_calls, done.tokens_decoded, 0, 1 if self.memory else 0)
-
+from daemon.evaluation.vclock import SMOLLM2_COSTS, USAGE, CostModel, TimedLM, VirtualClock
 
 def nnls(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Non-negative least squares, ``argmin |x c - y|`` over ``c >= 0`` (Lawson and Hanson's active-set method:
@@ -95,22 +68,23 @@ def samples(texts: list[str], memory, chars: int, start: int) -> tuple[np.ndarra
 
             base = MemoryLM(lm, memory)
             base.refresh()
-        counting = CountingLM(base, mixed)
+        # what the virtual clock charges, counted (a clock that never holds: no key is due)
+        counting = TimedLM(base, VirtualClock(), SMOLLM2_COSTS)
+
+        def timed(step) -> None:
+            before = counting.usage.copy()
+            t0 = time.perf_counter()
+            step()
+            ys.append((time.perf_counter() - t0) * 1000.0)
+            rows.append(counting.usage - before)
+
         for text in texts:
             lm.clear_cache()
-            decoder = Decoder(counting)  # type: ignore[arg-type]
+            decoder = Decoder(counting)
             for end in range(start + 1, min(len(text), start + chars) + 1):
-                counting.counts[:] = 0
-                t0 = time.perf_counter()
-                decoder.complete(text[:end], params)
-                ys.append((time.perf_counter() - t0) * 1000.0)
-                rows.append(counting.counts.copy())
+                timed(lambda: decoder.complete(text[:end], params))
                 while decoder.warming:
-                    counting.counts[:] = 0
-                    t0 = time.perf_counter()
-                    decoder.warm_step()
-                    ys.append((time.perf_counter() - t0) * 1000.0)
-                    rows.append(counting.counts.copy())
+                    timed(decoder.warm_step)
     return np.array(rows), np.array(ys)
 
 
@@ -137,7 +111,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"{len(y)} requests and warm-up steps, {y.sum() / 1000:.1f} s; R^2 {r2:.3f}; "
           f"|error| mean {err.mean():.2f} ms, 90th percentile {np.percentile(err, 90):.2f} ms; "
           f"measured mean {y.mean():.2f} ms, predicted {pred.mean():.2f} ms")
-    model = CostModel(**{n: round(float(c), 4) for n, c in zip(NAMES, coef)})
+    model = CostModel(**{n: round(float(c), 4) for n, c in zip(USAGE, coef)})
     print(repr(model))
     return 0
 

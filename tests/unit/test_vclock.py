@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from daemon.config import Config
 from daemon.cpc.lm import Cancelled
 from daemon.evaluation.simulate import simulate_user
-from daemon.evaluation.vclock import CostModel, TimedLM, VirtualClock
+from daemon.evaluation.vclock import USAGE, CostModel, TimedLM, VirtualClock
 from tests.unit.cpc_fakes import ScriptedLM
 from tests.unit.test_simulate_user import Scripted
 
@@ -111,6 +111,8 @@ def test_the_model_is_charged_by_the_cost_model_from_what_the_backend_counts():
     assert timed.tokenize("ab a") == [0, 1, 2, 0] and clock.now == 3.0
     timed.logprobs([[0, 1], [1, 1, 2]])  # the scripted backend: one batch of 5 tokens
     assert clock.now == pytest.approx(3.0 + 0.5 + 10.0 + 2.0 * 5)
+    assert dict(zip(USAGE, timed.usage)) == {"call_ms": 1, "decode_ms": 1, "token_ms": 5, "tokenize_ms": 1,
+                                             "memory_call_ms": 0}  # what clock_fit fits on
 
     class WithMemory(ScriptedLM):
         memory = object()

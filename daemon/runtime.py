@@ -35,7 +35,9 @@ def make_decoder_factory(config: Config,
     local model as its fallback unless ``server_fallback = "none"``;
     ``on_status`` then hears where suggestions come from.  With a ``memory``
     (the ``learn`` setting), each local model's probabilities are mixed with
-    what the user typed before (:mod:`daemon.memory.cache_lm`)."""
+    what the user typed before (:mod:`daemon.memory.cache_lm`), and the rest
+    of an earlier phrase is offered where the memory is sure of it
+    (:mod:`daemon.memory.history`)."""
 
     def load(name: str) -> object:
         from daemon.cpc.beam import Decoder
@@ -48,8 +50,9 @@ def make_decoder_factory(config: Config,
         log.info("model loaded: %s", path.name)
         if memory is not None:
             from daemon.memory.cache_lm import MemoryLM
+            from daemon.memory.history import with_history
 
-            return Decoder(MemoryLM(lm, memory))
+            return with_history(Decoder(MemoryLM(lm, memory)), memory)
         return Decoder(lm)
 
     def build_local() -> object:

@@ -173,7 +173,9 @@ def add_parser(subparsers: Any) -> None:
                         "the fields of CacheParams (daemon/memory/cache_lm.py): lam_max, beta, min_order, ramp, "
                         "max_order, lam_word, beta_word, min_order_word, ramp_word for a word's continuation, and "
                         "trust_prior, trust_share for how the trust in the memory as a whole follows what is "
-                        "typed (trust_prior=1: always whole)")
+                        "typed (trust_prior=1: always whole); history.min_context, history.min_chars, "
+                        "history.max_chars, history.context_weight for history completion "
+                        "(daemon/memory/history.py), or history=off")
     add_server_arguments(p)
     t = p.add_argument_group("many typists (with --server)")
     t.add_argument("--typists", type=int, default=None, metavar="N",
@@ -363,14 +365,16 @@ def run_simulate_user_mode(args: argparse.Namespace) -> int:
         raise UsageError("--virtual-clock has the cost of SmolLM2 at a typing pace: give it without --server, "
                          "--code-model, another --model or --key-interval-ms 0")
     code_model = (args.code_model, resolve(args.code_model)) if args.code_model else None
-    memory, cache_params, learned = eval_memory(args.learn_from, args.learn_params, bool(args.server))
+    memory, cache_params, history_params, learned = eval_memory(args.learn_from, args.learn_params, bool(args.server))
     served = open_served(args) if args.server else None
     obj = simulate_files(model_name, model_path, files, _served_params(args, params), chars=chars, seed=args.seed,
                          key_interval_ms=interval, baselines=args.baselines, served=served, code_model=code_model,
-                         memory=memory, cache_params=cache_params, empty_field=args.empty_field,
+                         memory=memory, cache_params=cache_params, history_params=history_params,
+                         empty_field=args.empty_field,
                          virtual_clock=args.virtual_clock)
     if learned is not None:
-        obj["settings"]["learn_from"] = {**learned.to_json(), "params": dataclasses.asdict(cache_params)}
+        obj["settings"]["learn_from"] = {**learned.to_json(), "params": dataclasses.asdict(cache_params),
+                                         "history": dataclasses.asdict(history_params) if history_params else None}
     if args.json_out:
         _write_json(args.json_out, obj)
     return 0

@@ -24,6 +24,7 @@ import time
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from daemon.memory.cache_lm import CacheParams
+from daemon.memory.history import HistoryParams
 from daemon.memory.store import Memory
 
 MAX_FILE_BYTES = 1_000_000  #: read at most this much of one file
@@ -121,27 +122,58 @@ def _files(paths: Iterable[str]) -> Iterator[pathlib.Path]:
         yield from _walk(pathlib.Path(name))
 
 
-def parse_cache_params(spec: Optional[str]) -> CacheParams:
-    """``--learn-params lam_max=0.8,beta=0.5,...`` (the fields of
-    :class:`~daemon.memory.cache_lm.CacheParams`); the defaults without it."""
-    if not spec:
-        return CacheParams()
-    fields = {f.name: f.type for f in dataclasses.fields(CacheParams)}
+#: ``--learn-params`` names that go to :class:`~daemon.memory.history.HistoryParams` (``history.min_context=24``);
+#: ``history=off`` turns history completion off
+HISTORY_PREFIX = "history."
+
+
+def _parse_fields(cls: type, items: list[tuple[str, str]], prefix: str = "") -> object:
+    fields = {f.name: f.type for f in dataclasses.fields(cls)}
     values: dict[str, object] = {}
-    for item in spec.split(","):
-        name, _, value = item.partition("=")
-        name = name.strip()
-        if name not in fields or not value.strip():
-            raise ValueError(f"--learn-params takes NAME=VALUE pairs of {', '.join(fields)}; got {item.strip()!r}")
+    for name, value in items:
+        if name not in fields or not value:
+            names = ", ".join(prefix + f for f in fields)
+            raise ValueError(f"--learn-params takes NAME=VALUE pairs of {names}; got {prefix + name}={value}")
         kind = int if fields[name] in (int, "int") else float
         try:
             values[name] = kind(value)
         except ValueError:
-            raise ValueError(f"--learn-params: {name} takes a number, got {value.strip()!r}") from None
+            raise ValueError(f"--learn-params: {prefix + name} takes a number, got {value!r}") from None
     try:
-        return CacheParams(**values)
+        return cls(**values)
     except ValueError as exc:
         raise ValueError(f"--learn-params: {exc}") from None
+
+
+def parse_learn_params(spec: Optional[str]) -> tuple[CacheParams, Optional[HistoryParams]]:
+    """``--learn-params lam_max=0.8,beta=0.5,history.min_context=24,...``: the fields of
+    :class:`~daemon.memory.cache_lm.CacheParams`, and prefixed with ``history.`` those of
+    :class:`~daemon.memory.history.HistoryParams` (``history=off``: no history completion); the
+    defaults without it."""
+    cache: list[tuple[str, str]] = []
+    history: list[tuple[str, str]] = []
+    off = False
+    for item in (spec or "").split(","):
+        if not item.strip():
+            continue
+        name, _, value = (part.strip() for part in item.partition("="))
+        if name == "history":
+            if value not in ("off", "on"):
+                raise ValueError(f"--learn-params: history takes on or off, got {value!r}")
+            off = value == "off"
+        elif name.startswith(HISTORY_PREFIX):
+            history.append((name[len(HISTORY_PREFIX):], value))
+        else:
+            cache.append((name, value))
+    cache_params = _parse_fields(CacheParams, cache)
+    if off and history:
+        raise ValueError("--learn-params: history=off leaves no history.* to set")
+    return cache_params, None if off else _parse_fields(HistoryParams, history, HISTORY_PREFIX)
+
+
+def parse_cache_params(spec: Optional[str]) -> CacheParams:
+    """The :class:`~daemon.memory.cache_lm.CacheParams` of ``--learn-params`` (:func:`parse_learn_params`)."""
+    return parse_learn_params(spec)[0]
 
 
 def learned_memory(paths: Sequence[str], params_spec: Optional[str] = None) -> tuple[Memory, CacheParams, Learned]:
@@ -159,21 +191,23 @@ def learned_memory(paths: Sequence[str], params_spec: Optional[str] = None) -> t
     return memory, cache_params, learned
 
 
-def eval_memory(learn_from: Optional[Sequence[str]], learn_params: Optional[str],
-                server: bool) -> tuple[Optional[Memory], Optional[CacheParams], Optional[Learned]]:
-    """``ghosttype eval``'s ``--learn-from`` and ``--learn-params``: (memory, cache params, what was read),
-    Nones without ``--learn-from``; a mistake in them is a :class:`~daemon.usage.UsageError`."""
+def eval_memory(learn_from: Optional[Sequence[str]], learn_params: Optional[str], server: bool
+                ) -> tuple[Optional[Memory], Optional[CacheParams], Optional[HistoryParams], Optional[Learned]]:
+    """``ghosttype eval``'s ``--learn-from`` and ``--learn-params``: (memory, cache params, history
+    completion's params or None where it is off, what was read), Nones without ``--learn-from``; a
+    mistake in them is a :class:`~daemon.usage.UsageError`."""
     from daemon.usage import UsageError
 
     if not learn_from:
         if learn_params:
             raise UsageError("--learn-params goes with --learn-from")
-        return None, None, None
+        return None, None, None, None
     if server:
         raise UsageError("--learn-from mixes the memory into a local model's probabilities: give it without --server")
     try:
-        memory, cache_params, learned = learned_memory(learn_from, learn_params)
+        cache_params, history_params = parse_learn_params(learn_params)
+        memory, _, learned = learned_memory(learn_from)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(learned.line(), file=sys.stderr)
-    return memory, cache_params, learned
+    return memory, cache_params, history_params, learned

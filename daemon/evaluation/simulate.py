@@ -304,6 +304,7 @@ def simulate_files(
     wrap: Optional[Callable[[str, Any], Any]] = None,
     memory: Any = None,
     cache_params: Any = None,
+    history_params: Any = None,
     empty_field: bool = False,
     virtual_clock: bool = False,
 ) -> dict:
@@ -318,8 +319,9 @@ def simulate_files(
     wrapper, see tests/research/); ``memory``: a
     :class:`~daemon.memory.store.Memory` mixed into each local model's
     probabilities as the daemon does with ``learn`` on
-    (``Decoder(MemoryLM(model, memory))``, :mod:`daemon.memory.cache_lm`);
-    ``empty_field``: the same spans typed into an empty field (nothing of
+    (``Decoder(MemoryLM(model, memory))``, :mod:`daemon.memory.cache_lm`),
+    with history completion where ``history_params`` are given
+    (:mod:`daemon.memory.history`); ``empty_field``: the same spans typed into an empty field (nothing of
     the text before them); ``virtual_clock``: keys pressed on a virtual
     clock that the model's work advances (:mod:`daemon.evaluation.vclock`;
     its cost model is SmolLM2's on this project's machine)."""
@@ -328,6 +330,7 @@ def simulate_files(
     from daemon.evaluation.progress import terminal_progress
     from daemon.evaluation.replay import choose_start, session_config, strategy_name
     from daemon.evaluation.vclock import SMOLLM2_COSTS, TimedLM, VirtualClock
+    from daemon.memory.history import with_history
 
     main_name = strategy_name(params.strategy, params.beam_width)
     models = f"{model_name}, code_model={code_model[0]}" if code_model else model_name
@@ -347,13 +350,14 @@ def simulate_files(
         decoder = served
         if served is None:
             lm.warm_up()
-            decoder = Decoder(timed(_with_memory(lm, memory, cache_params)))
+            decoder = with_history(Decoder(timed(_with_memory(lm, memory, cache_params))), memory, history_params)
             if code_model is not None:
                 from daemon.code_route import CodeRoute
 
                 code_lm = load_lm(code_model[1], n_seq_max=n_seq_max)
                 code_lm.warm_up()
-                decoder = CodeRoute(decoder, Decoder(timed(_with_memory(code_lm, memory, cache_params))))
+                decoder = CodeRoute(decoder, with_history(Decoder(timed(_with_memory(code_lm, memory, cache_params))),
+                                                          memory, history_params))
         for file_name, raw in files:
             kind = kind_of(file_name)
             text = as_typed(raw, kind)

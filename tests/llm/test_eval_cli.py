@@ -166,6 +166,9 @@ def test_vocab_bench_runs(text_file, tmp_path):
         (["--threshold-sweep", "1.5"], "threshold-sweep"),
         (["--simulate-user", "--virtual-clock", "--key-interval-ms", "0"], "virtual-clock"),
         (["--simulate-user", "--virtual-clock", "--code-model", "smollm2"], "virtual-clock"),
+        (["--simulate-user", "--learn-params", "history=off"], "--learn-from"),
+        (["--simulate-user", "--learn-from", ".", "--learn-params", "history=maybe"], "history"),
+        (["--simulate-user", "--learn-from", ".", "--learn-params", "history.min_context=0"], "min_context"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(text_file, args, needle):
@@ -219,3 +222,25 @@ def test_simulate_user_on_the_virtual_clock_gives_the_same_figures_every_run(tmp
         (run,) = obj["runs"]
         figures.append({k: v for k, v in run.items() if k != "seconds"})
     assert figures[0] == figures[1] and figures[0]["keystrokes"] < 80
+
+
+def test_simulate_user_learns_from_files_and_reports_what_it_read(tmp_path):
+    """``--learn-from``: the memory filled from the user's files, wired as the daemon wires it (the cache in
+    the model's rows, history completion where the decoder shows nothing); the JSON says what was read."""
+    text = tmp_path / "prose.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / "a.txt").write_text(TEXT, encoding="utf-8")  # the user typed this before
+    (earlier / "b.bin").write_bytes(b"\0\1binary")
+    out_json = tmp_path / "u.json"
+    out = ghosttype("eval", str(text), "--simulate-user", "--no-baselines", "--chars", "80", "--key-interval-ms",
+                    "0", "--empty-field", "--learn-from", str(earlier), "--json", str(out_json), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert f"learned {len(' '.join(TEXT.split())):,} characters from 1 file (1 skipped" in out.stderr
+    obj = json.loads(out_json.read_text(encoding="utf-8"))
+    learned = obj["settings"]["learn_from"]
+    assert (learned["files"], learned["skipped"], learned["history"]["min_context"]) == (1, 1, 8)
+    (run,) = obj["runs"]
+    # every word of the text is in the memory: most of it comes from there
+    assert run["saved"] > 0.5, run

@@ -28,3 +28,25 @@ def test_a_remembered_name_is_completed_from_a_prefix_typed_mid_word(smol_lm):
     # and the model's own rows come back once the memory is forgotten
     memory.clear()
     assert Decoder(lm).complete(TYPED, params).text == alone.text
+
+
+def test_the_daemon_shows_the_rest_of_a_phrase_the_memory_is_sure_of_where_the_model_shows_nothing():
+    from daemon.config import Config
+    from daemon.memory.history import HistoryCompleter
+    from daemon.runtime import make_decoder_factory
+
+    memory = Memory()
+    memory.extend(EARLIER)
+    decoder = make_decoder_factory(Config(), memory=memory)()
+    try:
+        assert isinstance(decoder, HistoryCompleter)
+        params = BeamParams()
+        typed = "Thanks for the notes. I will ask Quillon Barth"
+        assert decoder.inner.complete(typed, params).visible == ""  # the model, the memory mixed in, withholds
+        s = decoder.complete(typed, params)
+        assert (s.visible, decoder.answered) == ("waite-Oduya about the quota change before Friday.", 1)
+        # where the model shows a suggestion (the name, from the mixed probabilities), it is kept
+        s = decoder.complete(TYPED, params)
+        assert s.visible.startswith("hwaite") and decoder.answered == 1
+    finally:
+        decoder.lm.close()  # the model (a Decoder has no close of its own)

@@ -31,6 +31,7 @@ spells on from exactly what was typed (the match is on characters), and
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -72,17 +73,6 @@ class Proposal:
     occurrences: int  #: how many times the matched ending was seen (all agreeing)
     context: int  #: characters of the typed text matched
     confidence: float
-
-
-def common_prefix(texts: list[str]) -> str:
-    """The longest text every one of ``texts`` starts with."""
-    if not texts:
-        return ""
-    lo, hi = min(texts), max(texts)  # the common prefix of all is that of the extremes
-    n = 0
-    while n < len(lo) and lo[n] == hi[n]:
-        n += 1
-    return lo[:n]
 
 
 def _word_char(c: str) -> bool:
@@ -164,7 +154,7 @@ class HistoryIndex:
             tail = corpus[at + n:at + n + p.max_chars + 1]
             follows.append(tail.split(SEPARATOR, 1)[0])
             end = at + n - 1  # overlapping occurrences count too
-        shared = common_prefix(follows)
+        shared = os.path.commonprefix(follows)  # character by character, whatever the text
         # the word goes on after it where any occurrence goes on with a letter, digit or underscore
         ends_word = not any(len(f) > len(shared) and _word_char(f[len(shared)]) for f in follows)
         shared = trim(shared, beam, p.max_chars, ends_word)
@@ -216,5 +206,5 @@ def with_history(decoder: Completer, memory: Optional[Memory],
     return decoder if memory is None or params is None else HistoryCompleter(decoder, memory, params)
 
 
-__all__ = ["HistoryCompleter", "HistoryIndex", "HistoryParams", "Proposal", "common_prefix", "trim",
+__all__ = ["HistoryCompleter", "HistoryIndex", "HistoryParams", "Proposal", "trim",
            "with_history"]

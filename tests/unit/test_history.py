@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from daemon.cpc.suggestion import BeamParams, Suggestion
 from daemon.memory.history import (
-    MAX_OCCURRENCES, HistoryCompleter, HistoryIndex, HistoryParams, common_prefix, trim, with_history,
+    MAX_OCCURRENCES, HistoryCompleter, HistoryIndex, HistoryParams, trim, with_history,
 )
 from daemon.memory.store import Memory
 
@@ -34,6 +34,13 @@ def brute_longest(typed: str, pieces: list[str], cap: int = 256) -> int:
         if any(typed[-n:] in piece for piece in pieces):
             best = n
     return best
+
+
+def brute_common_prefix(texts: list[str]) -> str:
+    if not texts:
+        return ""
+    return max((texts[0][:n] for n in range(len(texts[0]) + 1) if all(t.startswith(texts[0][:n]) for t in texts)),
+               key=len)
 
 
 def brute_follows(ending: str, pieces: list[str], max_chars: int) -> list[str]:
@@ -65,7 +72,7 @@ def test_a_proposal_is_what_every_occurrence_of_the_longest_ending_shares(pieces
     got = HistoryIndex(memory_of(*pieces), params).propose(typed, beam)
     n = brute_longest(typed, pieces)
     follows = brute_follows(typed[-n:], pieces, params.max_chars) if n else []
-    shared = common_prefix(follows)
+    shared = brute_common_prefix(follows)
     ends_word = all(len(f) == len(shared) or not (f[len(shared)].isalnum() or f[len(shared)] == "_") for f in follows)
     shared = trim(shared, beam, params.max_chars, ends_word) if n >= min_context else ""
     if len(shared.strip()) < params.min_chars:
@@ -75,13 +82,6 @@ def test_a_proposal_is_what_every_occurrence_of_the_longest_ending_shares(pieces
         assert (got.text, got.occurrences, got.context) == (shared, len(follows), n)
         # it spells on from what was typed: some piece holds the typed ending followed by it
         assert any(typed[-n:] + got.text in piece for piece in pieces)
-
-
-@given(st.lists(st.text(alphabet="abc", max_size=6), min_size=1, max_size=5))
-def test_common_prefix_is_the_longest_shared_beginning(texts):
-    longest = max((texts[0][:n] for n in range(len(texts[0]) + 1) if all(t.startswith(texts[0][:n]) for t in texts)),
-                  key=len)
-    assert common_prefix(texts) == longest
 
 
 # ------------------------------------------------------------------ where a proposal ends

@@ -24,6 +24,7 @@ import numpy as np
 
 from daemon.evaluation.vclock import SMOLLM2_COSTS, USAGE, CostModel, TimedLM, VirtualClock
 
+
 def nnls(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Non-negative least squares, ``argmin |x c - y|`` over ``c >= 0`` (Lawson and Hanson's active-set method:
     add the column whose coefficient would most lower the residual, solve on the columns taken, and step back

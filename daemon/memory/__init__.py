@@ -7,8 +7,7 @@
 * :mod:`~daemon.memory.cache_lm`: how it changes suggestions (a token cache
   mixed into the model's probabilities inside the coverage search).
 * :mod:`~daemon.memory.history`: the rest of an earlier phrase the memory is
-  sure of, shown where the decoder withholds a guess that begins the same
-  way (history completion).
+  sure of, shown where the decoder shows nothing (history completion).
 * :mod:`~daemon.memory.persist` and :mod:`~daemon.memory.keystore`: ``learn = "persist"``, the memory kept
   across restarts in one encrypted file whose key the desktop's keyring holds.
 * :mod:`~daemon.memory.forget`: ``ghosttype forget`` and the settings

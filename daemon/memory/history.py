@@ -16,23 +16,16 @@ earlier command.  It is offered only where the memory is sure of it:
   ending seen once is better evidence than a short one
   (:meth:`HistoryIndex.propose`).
 
-:class:`HistoryCompleter` puts it behind the decoder (with the memory mixed
-into its probabilities, :mod:`daemon.memory.cache_lm`), as a second witness:
-the decoder answers first, and where its gate withholds a guess that begins
-as the memory's continuation does, the memory's continuation is shown
-instead, judged by ``confidence_threshold`` on the two confidences combined
-as independent evidence, ``1 - (1 - memory) (1 - model)``.  What the
-decoder shows is kept; where it has no guess, or one the memory disagrees
-with, the memory alone shows nothing.  On code, most of what the memory
-alone is sure of is wrong where the model guesses otherwise (a context of
-indentation and a few letters seen once or twice); where the two agree on
-the first character, showing the memory's continuation saves about twice
-the keystrokes that showing the model's guess would
-(``daemon/evaluation/README.md``, *History completion*).  A lookup takes about half a millisecond in a full memory.
-Put in front of the decoder, so that a sure continuation answered without a
-model call, or shown where it was longer than the decoder's, it saved fewer
-keystrokes on code.  The suggestion spells on from exactly what was typed
-(the match is on characters).  Never logs text.
+:class:`HistoryCompleter` fills the decoder's silences with it: the decoder
+(with the memory mixed into its probabilities, :mod:`daemon.memory.cache_lm`)
+answers first, and only where it shows nothing (no suggestion, or one its
+gate withheld) is the memory's sure continuation shown instead (a lookup of
+about half a millisecond in a full memory).  Put in front of the decoder, so
+that a sure continuation answered without a model call, or shown where it
+was longer than the decoder's, it saved fewer keystrokes on code
+(``daemon/evaluation/README.md``, *History completion*).  The suggestion
+spells on from exactly what was typed (the match is on characters), and
+``confidence_threshold`` judges it as any other.  Never logs text.
 """
 
 from __future__ import annotations
@@ -59,7 +52,7 @@ MAX_CONTEXT = 256
 class HistoryParams:
     """When the memory's continuation is offered (see the module docstring)."""
 
-    min_context: int = 4  #: characters of the typed text that must match the memory
+    min_context: int = 8  #: characters of the typed text that must match the memory
     min_chars: int = 2  #: the shortest continuation offered
     max_chars: int = 80  #: the longest
     #: context characters that count as one more agreeing occurrence in the confidence
@@ -172,9 +165,9 @@ class HistoryIndex:
 
 
 class HistoryCompleter:
-    """The worker's completer: ``inner``'s suggestions, with history completion where ``inner`` withholds
-    a guess the memory agrees with (see the module docstring); everything else (prefill, background
-    warm-up, close) is ``inner``'s."""
+    """The worker's completer: ``inner``'s suggestions, with history completion where ``inner`` shows
+    nothing (see the module docstring); everything else (prefill, background warm-up, close) is
+    ``inner``'s."""
 
     def __init__(self, inner: Completer, memory: Memory, params: HistoryParams = HistoryParams()) -> None:
         self.inner = inner
@@ -184,16 +177,13 @@ class HistoryCompleter:
     def complete(self, text: str, params: BeamParams, cancel=None,
                  on_partial: Optional[Callable[[Suggestion], None]] = None) -> Suggestion:
         s = self.inner.complete(text, params, cancel, on_partial)
-        if s.visible or not s.text or params.strategy != "cpc":
-            return s  # shown, or no guess of the model's
+        if s.visible or params.strategy != "cpc":
+            return s
         proposal = self.index.propose(text, params)
-        if proposal is None or s.text[0] != proposal.text[0]:
-            return s  # the memory is not sure, or disagrees with the model's guess
-        confidence = 1.0 - (1.0 - proposal.confidence) * (1.0 - s.confidence)
-        if confidence < params.confidence_threshold:
+        if proposal is None or proposal.confidence < params.confidence_threshold:
             return s
         self.answered += 1
-        return dataclasses.replace(s, text=proposal.text, confidence=confidence, suppressed=False,
+        return dataclasses.replace(s, text=proposal.text, confidence=proposal.confidence, suppressed=False,
                                    signals=None, words=(), tail=())
 
     def prefill(self, text: str, params: BeamParams, cancel=None) -> None:

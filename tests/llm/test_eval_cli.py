@@ -226,8 +226,7 @@ def test_simulate_user_on_the_virtual_clock_gives_the_same_figures_every_run(tmp
 
 def test_simulate_user_learns_from_files_and_reports_what_it_read(tmp_path):
     """``--learn-from``: the memory filled from the user's files, wired as the daemon wires it (the cache in
-    the model's rows, history completion where the decoder withholds a guess the memory agrees with); the
-    JSON says what was read."""
+    the model's rows, history completion where the decoder shows nothing); the JSON says what was read."""
     text = tmp_path / "prose.txt"
     text.write_text(TEXT, encoding="utf-8")
     earlier = tmp_path / "earlier"
@@ -241,7 +240,7 @@ def test_simulate_user_learns_from_files_and_reports_what_it_read(tmp_path):
     assert f"learned {len(' '.join(TEXT.split())):,} characters from 1 file (1 skipped" in out.stderr
     obj = json.loads(out_json.read_text(encoding="utf-8"))
     learned = obj["settings"]["learn_from"]
-    assert (learned["files"], learned["skipped"], learned["history"]["min_context"]) == (1, 1, 4)
+    assert (learned["files"], learned["skipped"], learned["history"]["min_context"]) == (1, 1, 8)
     (run,) = obj["runs"]
     # every word of the text is in the memory: most of it comes from there
     assert run["saved"] > 0.5, run

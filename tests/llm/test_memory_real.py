@@ -30,7 +30,7 @@ def test_a_remembered_name_is_completed_from_a_prefix_typed_mid_word(smol_lm):
     assert Decoder(lm).complete(TYPED, params).text == alone.text
 
 
-def test_the_daemon_shows_the_rest_of_a_phrase_where_the_model_withholds_a_guess_the_memory_agrees_with():
+def test_the_daemon_shows_the_rest_of_a_phrase_the_memory_is_sure_of_where_the_model_shows_nothing():
     from daemon.config import Config
     from daemon.memory.history import HistoryCompleter
     from daemon.runtime import make_decoder_factory
@@ -41,18 +41,10 @@ def test_the_daemon_shows_the_rest_of_a_phrase_where_the_model_withholds_a_guess
     try:
         assert isinstance(decoder, HistoryCompleter)
         params = BeamParams()
-        typed = "Please ask Quillon Barth"
-        guess = decoder.inner.complete(typed, params)  # the model, the memory mixed in
-        assert guess.visible == "" and guess.text.startswith("w")  # guesses the name's next letter, withholds
+        typed = "Thanks for the notes. I will ask Quillon Barth"
+        assert decoder.inner.complete(typed, params).visible == ""  # the model, the memory mixed in, withholds
         s = decoder.complete(typed, params)
         assert (s.visible, decoder.answered) == ("waite-Oduya about the quota change before Friday.", 1)
-        assert s.confidence > guess.confidence
-        # where the model guesses otherwise, the memory alone shows nothing, however long the match
-        typed = "Thanks for the notes. I will ask Quillon Barth"
-        guess = decoder.inner.complete(typed, params)
-        assert guess.visible == "" and not guess.text.startswith("w")
-        assert decoder.index.propose(typed, params).context == len(typed)
-        assert decoder.complete(typed, params).visible == "" and decoder.answered == 1
         # where the model shows a suggestion (the name, from the mixed probabilities), it is kept
         s = decoder.complete(TYPED, params)
         assert s.visible.startswith("hwaite") and decoder.answered == 1

@@ -165,15 +165,13 @@ class HistoryIndex:
 
 
 class HistoryCompleter:
-    """The worker's completer: ``inner``'s suggestions, with history completion where ``inner`` withholds
-    its guess or has none (see the module docstring); everything else (prefill, background warm-up, close)
-    is ``inner``'s.  ``trust()``: how far the memory is trusted now (1: whole)."""
+    """The worker's completer: ``inner``'s suggestions, with history completion where ``inner`` shows
+    nothing (see the module docstring); everything else (prefill, background warm-up, close) is
+    ``inner``'s."""
 
-    def __init__(self, inner: Completer, memory: Memory, params: HistoryParams = HistoryParams(),
-                 trust: Callable[[], float] = lambda: 1.0) -> None:
+    def __init__(self, inner: Completer, memory: Memory, params: HistoryParams = HistoryParams()) -> None:
         self.inner = inner
         self.index = HistoryIndex(memory, params)
-        self.trust = trust
         self.answered = 0  #: requests history completion answered (counts only)
 
     def complete(self, text: str, params: BeamParams, cancel=None,
@@ -182,15 +180,10 @@ class HistoryCompleter:
         if s.visible or params.strategy != "cpc":
             return s
         proposal = self.index.propose(text, params)
-        if proposal is None:
-            return s
-        memory = self.trust() * proposal.confidence
-        model = s.confidence if s.text[:1] == proposal.text[:1] else 0.0  # a second witness, if it agrees
-        confidence = 1.0 - (1.0 - memory) * (1.0 - model)
-        if confidence < params.confidence_threshold:
+        if proposal is None or proposal.confidence < params.confidence_threshold:
             return s
         self.answered += 1
-        return dataclasses.replace(s, text=proposal.text, confidence=confidence, suppressed=False,
+        return dataclasses.replace(s, text=proposal.text, confidence=proposal.confidence, suppressed=False,
                                    signals=None, words=(), tail=())
 
     def prefill(self, text: str, params: BeamParams, cancel=None) -> None:
@@ -209,13 +202,8 @@ class HistoryCompleter:
 def with_history(decoder: Completer, memory: Optional[Memory],
                  params: Optional[HistoryParams] = HistoryParams()) -> Completer:
     """``decoder`` as the daemon runs it with ``memory``: with history completion (no memory, or
-    ``params`` None: as it is), trusting the memory as far as the decoder's model does (the token cache's
-    trust, :attr:`~daemon.memory.cache_lm.MemoryLM.trust`, learned from what the user typed)."""
-    if memory is None or params is None:
-        return decoder
-    lm = getattr(decoder, "lm", None)
-    return HistoryCompleter(decoder, memory, params,
-                            (lambda: float(lm.trust)) if hasattr(lm, "trust") else (lambda: 1.0))
+    ``params`` None: as it is)."""
+    return decoder if memory is None or params is None else HistoryCompleter(decoder, memory, params)
 
 
 __all__ = ["HistoryCompleter", "HistoryIndex", "HistoryParams", "Proposal", "trim",

@@ -162,27 +162,10 @@ SURE = memory_of("results = ParseResults(toklist, name, asList)", "results = Par
 
 @pytest.mark.parametrize("inner", [Inner(""), Inner("ults()", withheld=True)], ids=["nothing", "withheld"])
 def test_where_the_decoder_shows_nothing_the_memory_s_sure_continuation_is_shown(inner):
-    # trusted whole (the default): the memory alone is sure enough
     completer = HistoryCompleter(inner, SURE, HistoryParams(min_context=12))
     got = completer.complete(TYPED, CODE)
     assert (got.visible, got.steps, got.words, got.tail) == ("ults(toklist, name,", 3, (), ())
     assert got.confidence >= CODE.confidence_threshold and inner.asked == [TYPED] and completer.answered == 1
-
-
-def test_the_memory_is_trusted_as_the_model_trusts_it_and_an_agreeing_withheld_guess_is_a_second_witness():
-    params = HistoryParams(min_context=12)
-    sure = HistoryIndex(SURE, params).propose(TYPED, CODE).confidence
-    trust = 0.7  # the memory's trust, as the token cache learned it from what was typed
-    assert trust * sure < CODE.confidence_threshold <= sure
-    # the memory alone, trusted that far, is not sure enough; nor with a withheld guess that begins otherwise
-    for inner in (Inner(""), Inner("et_name()", withheld=True)):
-        completer = HistoryCompleter(inner, SURE, params, trust=lambda: trust)
-        assert completer.complete(TYPED, CODE).visible == "" and completer.answered == 0
-    # a withheld guess that begins as the memory's continuation does adds its confidence
-    completer = HistoryCompleter(Inner("ults()", withheld=True), SURE, params, trust=lambda: trust)
-    got = completer.complete(TYPED, CODE)
-    assert got.visible == "ults(toklist, name," and completer.answered == 1
-    assert got.confidence == pytest.approx(1 - (1 - trust * sure) * (1 - 0.3))
 
 
 def test_what_the_decoder_shows_is_kept_and_the_memory_is_not_asked_for_more():
@@ -217,20 +200,6 @@ def test_without_a_memory_the_decoder_is_used_as_it_is():
     inner = Inner()
     assert with_history(inner, None) is inner
     assert isinstance(with_history(inner, Memory()), HistoryCompleter)
-
-
-def test_the_daemon_s_history_completion_trusts_the_memory_as_far_as_the_decoder_s_model_does():
-    class Model:
-        trust = 0.25
-
-    inner = Inner()
-    inner.lm = Model()
-    completer = with_history(inner, Memory())
-    assert completer.trust() == 0.25
-    Model.trust = 0.5  # read at each request
-    assert completer.trust() == 0.5
-    inner.lm = object()  # a model without a memory's trust: trusted whole
-    assert with_history(inner, Memory()).trust() == 1.0
 
 
 def test_bad_params_are_refused():

@@ -2,14 +2,14 @@
 suggest, whatever its weights.
 
 For each corpus of ``daemon/evaluation/README.md`` (*Learning the user's words*), the spans the 10 keys/s
-benchmark types (seed 0) are walked word by word: at each word start, the longest continuation of the true
-text that the memory's text holds right after the same ``--context`` characters (the characters typed just
-before it) counts as reachable when it is at least ``--least`` characters long, and the walk goes on after
-it.  The share of the span's characters so reached, with the same author's earlier text and with an unrelated
+benchmark types (its ``--seed``, 0 unless told) are walked word by word: at each word start, the longest
+continuation of the true text that the memory's text holds right after the same ``--context`` characters (the
+characters typed just before it) counts as reachable when it is at least ``--least`` characters long, and the
+walk goes on after it.  The share of the span's characters so reached, with the same author's earlier text and with an unrelated
 author's, says how much there is to learn: a memory cannot suggest a phrase it never saw after that context,
 and the model already knows the phrases every author writes.
 
-    python -m tests.research.memory_reach --corpora learn-corpora [--context 10] [--least 5]
+    python -m tests.research.memory_reach --corpora learn-corpora [--context 10] [--least 5] [--seed 0]
 
 Counts characters, not keystrokes: an upper bound on what history completion could show, not a forecast of
 what the token cache saves (which also changes the model's other suggestions and the gate).
@@ -62,9 +62,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     p.add_argument("--corpora", type=pathlib.Path, required=True)
     p.add_argument("--context", type=int, default=10, help="characters before a continuation that must match")
     p.add_argument("--least", type=int, default=5, help="the shortest continuation counted")
+    p.add_argument("--seed", type=int, default=0, help="the spans of this seed of the benchmark's commands")
     args = p.parse_args(argv)
-    print(f"characters of the typed spans that continue a phrase of the memory (at least {args.least} characters, "
-          f"after the same {args.context} characters)")
+    print(f"characters of the typed spans (seed {args.seed}) that continue a phrase of the memory (at least "
+          f"{args.least} characters, after the same {args.context} characters)")
     for name, (files, chars, same, other) in CORPORA.items():
         found = []
         for source in (same, other):
@@ -72,7 +73,7 @@ def main(argv: Optional[list[str]] = None) -> None:
             text = PIECE_BREAK.join(memory.pieces())
             covered = total = 0
             for file_name in files:
-                typed, at = typed_span(args.corpora, file_name, chars, 0)
+                typed, at = typed_span(args.corpora, file_name, chars, args.seed)
                 span = typed[at:at + chars]
                 covered += reach(span, typed[:at], text, args.context, args.least)
                 total += len(span)

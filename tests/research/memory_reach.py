@@ -5,9 +5,9 @@ For each corpus of ``daemon/evaluation/README.md`` (*Learning the user's words*)
 benchmark types (its ``--seed``, 0 unless told) are walked word by word: at each word start, the longest
 continuation of the true text that the memory's text holds right after the same ``--context`` characters (the
 characters typed just before it) counts as reachable when it is at least ``--least`` characters long, and the
-walk goes on after it.  The share of the span's characters so reached, with the same author's earlier text and with an unrelated
-author's, says how much there is to learn: a memory cannot suggest a phrase it never saw after that context,
-and the model already knows the phrases every author writes.
+walk goes on after it.  The share of the span's characters so reached, with the same author's earlier text and
+with an unrelated author's, says how much there is to learn: a memory cannot suggest a phrase it never saw after
+that context, and the model already knows the phrases every author writes.
 
     python -m tests.research.memory_reach --corpora learn-corpora [--context 10] [--least 5] [--seed 0]
 

@@ -159,7 +159,7 @@ class Controller(KeyHandling, FocusRules, FieldTruth, StatusAndSettings):
         """Learn into ``memory`` from now on (None: learn nothing; the
         stretch typed so far is dropped, not learned)."""
         with self._lock:
-            self._learner = Learner(memory) if memory is not None else None
+            self._learner = Learner(memory, self._config.buffer_chars) if memory is not None else None
 
     # ------------------------------------------------------------------ introspection
 

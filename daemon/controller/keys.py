@@ -100,8 +100,11 @@ class KeyHandling:
                 learner.flush()  # the tracker forgets the text with this key: the stretch ends
             elif kind is Kind.ENTER and self._echo_wait:
                 learner.drop()  # a terminal line its terminal never showed (see below)
+            elif kind is Kind.ENTER and self._focus.terminal:
+                learner.flush()  # a command line ends; the next one is a stretch of its own
             elif kind is Kind.ENTER:
-                learner.flush()  # a line ends; the next one is a stretch of its own
+                learner.line_end()  # the lines so far go into the stretch's piece; it goes on
+                learner.typed(1)
             else:
                 learner.typed(-1 if kind is Kind.BACKSPACE else 1 if kind in _TEXT_KINDS else 0)
         if kind in _TEXT_KINDS:

@@ -62,6 +62,8 @@ class StatusAndSettings:
                 self.tracker = InputTracker(config.buffer_chars)
                 self.tracker.replace(kept)
                 self._pending = None
+                if self._learner is not None:
+                    self._learner.set_buffer(config.buffer_chars)
             if config.enabled != old.enabled:
                 self._enabled = config.enabled
                 if not self._enabled:

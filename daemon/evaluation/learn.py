@@ -2,8 +2,10 @@
 
 The simulated user then types with the memory wired as the daemon wires it
 (``Decoder(MemoryLM(model, memory))``, :mod:`daemon.memory.cache_lm`).  Each
-file becomes one piece of the memory, read as the simulated user would
-have typed it (prose as one paragraph, code with its lines:
+file is learned as the daemon learns a stretch that typed it
+(:func:`daemon.memory.learner.learn_text`: one piece, line by line, of at most
+:data:`~daemon.memory.store.MAX_PIECE_CHARS`), read as the simulated user
+would have typed it (prose as one paragraph, code with its lines:
 :func:`daemon.evaluation.simulate.as_typed`), in the order given, a folder's
 files sorted by path.
 
@@ -25,6 +27,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from daemon.memory.cache_lm import CacheParams
 from daemon.memory.history import HistoryParams
+from daemon.memory.learner import learn_text
 from daemon.memory.store import Memory
 
 MAX_FILE_BYTES = 1_000_000  #: read at most this much of one file
@@ -108,7 +111,7 @@ def learn_from(paths: Sequence[str], memory: Memory, as_typed: Callable[[str, st
             learned.skipped += 1
             continue
         text = as_typed(raw, path.name)[:budget]
-        if memory.add(text):
+        if learn_text(memory, text):
             learned.files += 1
             learned.chars += len(text)
             budget -= len(text)

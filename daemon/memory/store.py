@@ -1,11 +1,13 @@
 """The memory of what the user typed: pieces of text, oldest first, bounded.
 
 A *piece* is one stretch of text typed in an ordinary field (see
-:mod:`daemon.memory.learner` for what qualifies).  Pieces are immutable; the
-memory only appends, evicts the oldest whole pieces when the total passes
-``max_chars``, or forgets everything.  ``generation`` changes with every
-change, so readers (the cache model on the worker's thread) can rebuild what
-they derive from it only when it moved.
+:mod:`daemon.memory.learner` for what qualifies), learned line by line: the
+newest piece may grow while its stretch goes on (:meth:`Memory.add` with the
+stretch's token), up to :data:`MAX_PIECE_CHARS`, so that the lines of one
+text stay together.  Otherwise the memory only appends, evicts the oldest
+whole pieces when the total passes ``max_chars``, or forgets everything.
+``generation`` changes with every change, so readers (the cache model on the
+worker's thread) can rebuild what they derive from it only when it moved.
 
 Thread-safe: the controller's thread adds, the worker's thread reads, the
 settings window's ``forget`` clears.  Never logs text.
@@ -21,6 +23,8 @@ from typing import Callable, Iterable, Optional
 DEFAULT_MAX_CHARS = 200_000
 #: A piece shorter than this is not worth remembering (a word typed into a search box).
 MIN_PIECE_CHARS = 8
+#: The newest piece grows with its stretch up to this many characters; the stretch goes on in a new piece.
+MAX_PIECE_CHARS = 8_000
 
 
 class Memory:
@@ -35,20 +39,33 @@ class Memory:
         self._chars = 0
         self._generation = 0
         self._listeners: list[Callable[[], None]] = []
+        #: the stretch the newest piece belongs to (see :meth:`add`); None: no piece may grow
+        self._newest: Optional[object] = None
 
     # ------------------------------------------------------------------ changes
 
-    def add(self, text: str) -> bool:
-        """Remember ``text`` (one piece); False when it is too short to keep.
-        A piece longer than the whole bound keeps its newest ``max_chars``."""
-        if len(text.strip()) < MIN_PIECE_CHARS:
-            return False
-        text = text[-self.max_chars:]
+    def add(self, text: str, stretch: Optional[object] = None) -> bool:
+        """Remember ``text``: one piece, or with ``stretch`` (a token the
+        learner keeps for one stretch) the next part of that stretch, added
+        to the newest piece where that piece is the stretch's and stays
+        within :data:`MAX_PIECE_CHARS`.  False when a new piece would be too
+        short to keep (:data:`MIN_PIECE_CHARS`).  A piece longer than the
+        whole bound keeps its newest ``max_chars``."""
         with self._lock:
+            grows = (stretch is not None and stretch is self._newest and bool(self._pieces)
+                     and len(self._pieces[-1]) + len(text) <= MAX_PIECE_CHARS)
+            if grows:
+                newest = self._pieces.pop()
+                self._chars -= len(newest)
+                text = newest + text
+            elif len(text.strip()) < MIN_PIECE_CHARS:
+                return False
+            text = text[-self.max_chars:]
             self._pieces.append(text)
             self._chars += len(text)
             while self._chars > self.max_chars:
                 self._chars -= len(self._pieces.popleft())
+            self._newest = stretch if self._pieces else None
             self._generation += 1
         self._changed()
         return True
@@ -81,6 +98,7 @@ class Memory:
         """Forget everything."""
         with self._lock:
             self._pieces.clear()
+            self._newest = None
             self._chars = 0
             self._generation += 1
         self._changed()

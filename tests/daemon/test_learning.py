@@ -57,7 +57,7 @@ def test_only_the_typed_part_is_learned_not_what_the_field_held_before():
     assert memory.pieces() == ("Sounds good to me",)
 
 
-def test_accepted_suggestions_and_backspaces_count_and_each_line_is_a_piece():
+def test_accepted_suggestions_and_backspaces_count_and_the_lines_of_a_stretch_stay_together():
     r = Rig(focus=EDITOR)
     memory = learning(r)
     r.type("See you at the Kunstmuseum Winterthx")
@@ -67,10 +67,31 @@ def test_accepted_suggestions_and_backspaces_count_and_each_line_is_a_piece():
     r.tab()
     assert r.inj.typed == [" on Friday"]
     r.type("\nBest")
+    assert memory.pieces() == ("See you at the Kunstmuseum Winterthur on Friday",)  # learned as the line ended
     r.type(", Mireille")
     r.focus.state = MAIL
     r.c.on_field_event()
-    assert memory.pieces() == ("See you at the Kunstmuseum Winterthur on Friday", "Best, Mireille")
+    assert memory.pieces() == ("See you at the Kunstmuseum Winterthur on Friday\nBest, Mireille",)
+
+
+def test_a_stretch_longer_than_the_buffer_is_learned_whole_line_by_line():
+    r = Rig(focus=EDITOR, buffer_chars=100)
+    memory = learning(r)
+    lines = [f"    total_{i} = parse_row(line_{i}, width={i})" for i in range(12)]  # 540 characters
+    r.type("\n".join(lines))
+    r.c.close()
+    assert memory.pieces() == ("\n".join(lines),)
+
+
+def test_erasing_back_into_a_learned_line_leaves_it_and_the_corrected_line_begins_a_new_piece():
+    r = Rig(focus=EDITOR)
+    memory = learning(r)
+    r.type("import numpy as nq\n")
+    r.keys.on_key(key(Kind.BACKSPACE, "backspace"))  # the line end
+    r.keys.on_key(key(Kind.BACKSPACE, "backspace"))  # and the q learned before it
+    r.type("p\nimport pandas as pd")
+    r.c.close()
+    assert memory.pieces() == ("import numpy as nq", "import numpy as np\nimport pandas as pd")
 
 
 def test_a_password_field_teaches_nothing():
@@ -216,3 +237,31 @@ def test_keys_the_listener_missed_or_the_application_dropped_do_not_split_the_st
     learner.typed(len("Please"))
     learner.asked("Please")
     assert learner.resync("Please find attached the minutes", "Please")  # more than missed keys: text from elsewhere
+
+
+def test_a_line_longer_than_the_buffer_is_learned_whole_in_parts():
+    r = Rig(focus=EDITOR, buffer_chars=100)
+    memory = learning(r)
+    sentence = " ".join(f"the {i}th clause of a paragraph that never ends" for i in range(10))  # 488 characters
+    r.type(sentence)
+    assert memory.pieces() and sentence.startswith(memory.pieces()[0])  # learned before the buffer let it go
+    r.c.close()
+    assert memory.pieces() == (sentence,)
+
+
+def test_files_are_learned_as_a_stretch_that_typed_them():
+    from daemon.memory.learner import learn_text
+    from daemon.memory.store import MAX_PIECE_CHARS
+
+    memory = Memory()
+    code = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(400))  # 10,890 characters
+    assert learn_text(memory, code) == len(code)
+    assert "".join(memory.pieces()) == code and len(memory.pieces()) == 2
+    assert all(len(p) <= MAX_PIECE_CHARS and p.startswith("\n") == (k > 0) for k, p in enumerate(memory.pieces()))
+    r = Rig(focus=EDITOR)
+    typed = learning(r)
+    r.type(code[:600])
+    r.c.close()
+    small = Memory()
+    learn_text(small, code[:600])
+    assert typed.pieces() == small.pieces()

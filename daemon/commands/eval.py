@@ -41,7 +41,8 @@ simulated user (``--simulate-user``)
     ``--learn-from DIR_OR_FILE`` (repeatable) first fills the memory of the
     user's words from those files (bounded: :mod:`daemon.evaluation.learn`)
     and types with it mixed into the model, as the daemon does with
-    ``learn`` on.
+    ``learn`` on; ``--learn-typed`` also learns what the simulated user
+    types, line by line, as the daemon does.
 
 ``--load K`` (replay and cold start) runs beside K spinning processes;
 ``--key-interval-ms`` paces the replay's keys like a person typing and
@@ -162,6 +163,9 @@ def add_parser(subparsers: Any) -> None:
                         "(a folder: its files, sorted) before typing; repeatable.  Bounded: at most the "
                         "memory's 200,000 characters in all, 1 MB of each file, 10,000 files and 5 s of "
                         "reading; binary and non-UTF-8 files are skipped")
+    u.add_argument("--learn-typed", action="store_true",
+                   help="also learn what the simulated user types, line by line, as the daemon's learn setting "
+                        "does (the default learn = \"session\"); without --learn-from the memory starts empty")
     u.add_argument("--virtual-clock", action="store_true",
                    help="press the keys on a clock that the model's work advances (SmolLM2's cost on this "
                         "project's machine) instead of the wall clock: the same figures every run")
@@ -365,12 +369,13 @@ def run_simulate_user_mode(args: argparse.Namespace) -> int:
         raise UsageError("--virtual-clock has the cost of SmolLM2 at a typing pace: give it without --server, "
                          "--code-model, another --model or --key-interval-ms 0")
     code_model = (args.code_model, resolve(args.code_model)) if args.code_model else None
-    memory, cache_params, history_params, learned = eval_memory(args.learn_from, args.learn_params, bool(args.server))
+    memory, cache_params, history_params, learned = eval_memory(args.learn_from, args.learn_params, bool(args.server),
+                                                                args.learn_typed)
     served = open_served(args) if args.server else None
     obj = simulate_files(model_name, model_path, files, _served_params(args, params), chars=chars, seed=args.seed,
                          key_interval_ms=interval, baselines=args.baselines, served=served, code_model=code_model,
                          memory=memory, cache_params=cache_params, history_params=history_params,
-                         empty_field=args.empty_field,
+                         empty_field=args.empty_field, learn_typed=args.learn_typed,
                          virtual_clock=args.virtual_clock)
     if learned is not None:
         obj["settings"]["learn_from"] = {**learned.to_json(), "params": dataclasses.asdict(cache_params),
@@ -496,8 +501,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--code-model works with --simulate-user")
         if args.code_model and args.server:
             raise UsageError("--code-model runs in ghosttype: give it without --server")
-        if (args.learn_from or args.learn_params or args.empty_field) and not args.simulate_user:
-            raise UsageError("--learn-from and --empty-field work with --simulate-user")
+        if (args.learn_from or args.learn_typed or args.learn_params or args.empty_field) and not args.simulate_user:
+            raise UsageError("--learn-from, --learn-typed and --empty-field work with --simulate-user")
         if args.simulate_user:
             return run_simulate_user_mode(args)
         if args.vocab_bench:

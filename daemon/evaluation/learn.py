@@ -194,23 +194,27 @@ def learned_memory(paths: Sequence[str], params_spec: Optional[str] = None) -> t
     return memory, cache_params, learned
 
 
-def eval_memory(learn_from: Optional[Sequence[str]], learn_params: Optional[str], server: bool
+def eval_memory(learn_from: Optional[Sequence[str]], learn_params: Optional[str], server: bool,
+                learn_typed: bool = False
                 ) -> tuple[Optional[Memory], Optional[CacheParams], Optional[HistoryParams], Optional[Learned]]:
-    """``ghosttype eval``'s ``--learn-from`` and ``--learn-params``: (memory, cache params, history
-    completion's params or None where it is off, what was read), Nones without ``--learn-from``; a
-    mistake in them is a :class:`~daemon.usage.UsageError`."""
+    """``ghosttype eval``'s ``--learn-from``, ``--learn-typed`` and ``--learn-params``: (memory, cache
+    params, history completion's params or None where it is off, what was read or None), Nones without
+    either flag; ``--learn-typed`` alone starts with an empty memory.  A mistake in them is a
+    :class:`~daemon.usage.UsageError`."""
     from daemon.usage import UsageError
 
-    if not learn_from:
+    if not learn_from and not learn_typed:
         if learn_params:
-            raise UsageError("--learn-params goes with --learn-from")
+            raise UsageError("--learn-params goes with --learn-from or --learn-typed")
         return None, None, None, None
     if server:
-        raise UsageError("--learn-from mixes the memory into a local model's probabilities: give it without --server")
+        raise UsageError("--learn-from and --learn-typed mix the memory into a local model's probabilities: "
+                         "give them without --server")
     try:
         cache_params, history_params = parse_learn_params(learn_params)
-        memory, _, learned = learned_memory(learn_from)
+        memory, _, learned = learned_memory(learn_from) if learn_from else (Memory(), None, None)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(learned.line(), file=sys.stderr)
+    if learned is not None:
+        print(learned.line(), file=sys.stderr)
     return memory, cache_params, history_params, learned

@@ -159,6 +159,7 @@ def simulate_user(
     idle_timeout_s: float = 600.0,
     on_key: Optional[Callable[[int, int], None]] = None,
     clock: Any = None,
+    memory: Any = None,
 ) -> UserRun:
     """Type ``text[start:]`` as the simulated user (see the module docstring)
     into a field that already holds ``text[:start]``, through a fresh
@@ -167,7 +168,9 @@ def simulate_user(
     keystroke.  ``on_key(done, total)`` reports progress in characters.
     ``clock``: a :class:`~daemon.evaluation.vclock.VirtualClock` the
     completer's model charges its work to; the keys are pressed on it
-    instead of the wall clock (:mod:`daemon.evaluation.vclock`)."""
+    instead of the wall clock (:mod:`daemon.evaluation.vclock`).  ``memory``:
+    the controller learns what is typed into it, as the daemon's does with
+    ``learn`` on (:mod:`daemon.memory.learner`)."""
     from daemon.controller import Controller, next_word
     from daemon.evaluation.replay import RecordingSink, key_event
     from daemon.backends.llamacpp.threads import MachineBusy
@@ -179,6 +182,8 @@ def simulate_user(
     worker = SuggestionWorker(completer, on_result=controller.on_result, debounce_ms=config.debounce_ms,
                               busy=MachineBusy() if clock is None else None)
     controller.attach_worker(worker)
+    if memory is not None:
+        controller.set_memory(memory)
     worker.start()
     run = UserRun(name=name, chars=len(text) - start)
     # The user's look and press happen under the controller's lock: the
@@ -278,13 +283,14 @@ def _routed(decoder: Any) -> Optional[tuple[int, int]]:
     return decoder.code_requests, decoder.code_requests + decoder.main_requests
 
 
-def _with_memory(lm: Any, memory: Any, cache_params: Any) -> Any:
-    """``lm`` as the daemon wires it with a memory, its index built before typing starts."""
+def _with_memory(lm: Any, memory: Any, cache_params: Any, background: bool = True) -> Any:
+    """``lm`` as the daemon wires it with a memory, its index built before typing starts (``background``
+    False: rebuilt on the worker's thread when the memory changes, for the virtual clock's same figures)."""
     if memory is None:
         return lm
     from daemon.memory.cache_lm import CacheParams, MemoryLM
 
-    wrapped = MemoryLM(lm, memory, cache_params or CacheParams())
+    wrapped = MemoryLM(lm, memory, cache_params or CacheParams(), background=background)
     wrapped.refresh()
     return wrapped
 
@@ -306,6 +312,7 @@ def simulate_files(
     cache_params: Any = None,
     history_params: Any = None,
     empty_field: bool = False,
+    learn_typed: bool = False,
     virtual_clock: bool = False,
 ) -> dict:
     """Run the simulated user on every file with the configured suggester and,
@@ -321,7 +328,10 @@ def simulate_files(
     probabilities as the daemon does with ``learn`` on
     (``Decoder(MemoryLM(model, memory))``, :mod:`daemon.memory.cache_lm`),
     with history completion where ``history_params`` are given
-    (:mod:`daemon.memory.history`); ``empty_field``: the same spans typed into an empty field (nothing of
+    (:mod:`daemon.memory.history`); ``learn_typed``: the configured suggester's controller learns into
+    ``memory`` what the simulated user types, file after file, as the daemon does (its index rebuilt on the
+    worker's thread with the virtual clock, where it costs nothing; the daemon rebuilds it on a thread of its
+    own, about 40 ms for a full memory); ``empty_field``: the same spans typed into an empty field (nothing of
     the text before them); ``virtual_clock``: keys pressed on a virtual
     clock that the model's work advances (:mod:`daemon.evaluation.vclock`;
     its cost model is SmolLM2's on this project's machine)."""
@@ -350,14 +360,16 @@ def simulate_files(
         decoder = served
         if served is None:
             lm.warm_up()
-            decoder = with_history(Decoder(timed(_with_memory(lm, memory, cache_params))), memory, history_params)
+            background = not virtual_clock
+            decoder = with_history(Decoder(timed(_with_memory(lm, memory, cache_params, background))), memory,
+                                   history_params)
             if code_model is not None:
                 from daemon.code_route import CodeRoute
 
                 code_lm = load_lm(code_model[1], n_seq_max=n_seq_max)
                 code_lm.warm_up()
-                decoder = CodeRoute(decoder, with_history(Decoder(timed(_with_memory(code_lm, memory, cache_params))),
-                                                          memory, history_params))
+                code = Decoder(timed(_with_memory(code_lm, memory, cache_params, background)))
+                decoder = CodeRoute(decoder, with_history(code, memory, history_params))
         for file_name, raw in files:
             kind = kind_of(file_name)
             text = as_typed(raw, kind)
@@ -378,7 +390,8 @@ def simulate_files(
                     completer = wrap(file_name, decoder)
                 routed = _routed(decoder)
                 run = simulate_user(completer, config, text[:end], start, key_interval_ms, name=name,
-                                    on_key=terminal_progress(f"{file_name} [{name}]"), clock=clock)
+                                    on_key=terminal_progress(f"{file_name} [{name}]"), clock=clock,
+                                    memory=memory if learn_typed and name == main_name else None)
                 if strategy and routed is not None:
                     code, total = (a - b for a, b in zip(_routed(decoder), routed))
                     out(f"{file_name} [{name}]: {code} of {total} requests to the code model {code_model[0]}")
@@ -401,6 +414,7 @@ def simulate_files(
     return {
         "settings": {"model": model_name, "code_model": code_model[0] if code_model else "", "chars": chars,
                      "seed": seed, "key_interval_ms": key_interval_ms, "empty_field": empty_field,
+                     "learn_typed": learn_typed,
                      "virtual_clock": asdict(SMOLLM2_COSTS) if clock is not None else None,
                      "strategy": main_name, "confidence_threshold": params.confidence_threshold,
                      "max_tokens": params.max_tokens, "context_chars": params.context_chars},

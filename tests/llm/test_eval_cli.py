@@ -244,3 +244,24 @@ def test_simulate_user_learns_from_files_and_reports_what_it_read(tmp_path):
     (run,) = obj["runs"]
     # every word of the text is in the memory: most of it comes from there
     assert run["saved"] > 0.5, run
+
+
+def test_simulate_user_learns_what_it_types_with_learn_typed(tmp_path):
+    """``--learn-typed``: the controller learns what the simulated user types, as the daemon does with
+    ``learn`` on: a line typed into the first file is suggested in the second."""
+    line = "result = frobnicate_quaternion(alpha_vector, beta_offset)\n"
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(line, encoding="utf-8")
+    saved = {}
+    for flags in ((), ("--learn-typed",)):
+        out_json = tmp_path / "u.json"
+        out = ghosttype("eval", str(tmp_path / "a.py"), str(tmp_path / "b.py"), "--simulate-user", "--no-baselines",
+                        "--chars", "200", "--key-interval-ms", "0", "--empty-field", *flags, "--json",
+                        str(out_json), timeout=300)
+        assert out.returncode == 0, out.stderr
+        obj = json.loads(out_json.read_text(encoding="utf-8"))
+        assert obj["settings"]["learn_typed"] == bool(flags) and "learn_from" not in obj["settings"]
+        saved[flags] = {r["file"]: r["saved"] for r in obj["runs"]}
+    without, learning = saved[()], saved[("--learn-typed",)]
+    assert learning["a.py"] == without["a.py"]  # nothing learned yet while the first file is typed
+    assert learning["b.py"] > without["b.py"] + 0.3, saved

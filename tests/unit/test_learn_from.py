@@ -89,3 +89,8 @@ def test_eval_memory_checks_its_flags_before_reading(tmp_path):
     memory, cache, history, learned = eval_memory([str(tmp_path)], "history=off", server=False)
     assert memory.pieces() == ("what the user wrote before",) and history is None and learned.files == 1
     assert eval_memory(None, None, server=False) == (None, None, None, None)
+    with pytest.raises(UsageError, match="without --server"):
+        eval_memory(None, None, server=True, learn_typed=True)
+    memory, cache, history, learned = eval_memory(None, "lam_max=0.3", server=False, learn_typed=True)
+    assert memory.pieces() == () and cache == CacheParams(lam_max=0.3) and history == HistoryParams()
+    assert learned is None  # nothing read: the memory learns only what the simulated user types

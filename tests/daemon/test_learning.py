@@ -77,7 +77,7 @@ def test_accepted_suggestions_and_backspaces_count_and_the_lines_of_a_stretch_st
 def test_a_stretch_longer_than_the_buffer_is_learned_whole_line_by_line():
     r = Rig(focus=EDITOR, buffer_chars=100)
     memory = learning(r)
-    lines = [f"    total_{i} = parse_row(line_{i}, width={i})" for i in range(12)]  # 540 characters
+    lines = [f"    total_{i} = parse_row(line_{i}, width={i})" for i in range(12)]  # 497 characters
     r.type("\n".join(lines))
     r.c.close()
     assert memory.pieces() == ("\n".join(lines),)
@@ -242,7 +242,7 @@ def test_keys_the_listener_missed_or_the_application_dropped_do_not_split_the_st
 def test_a_line_longer_than_the_buffer_is_learned_whole_in_parts():
     r = Rig(focus=EDITOR, buffer_chars=100)
     memory = learning(r)
-    sentence = " ".join(f"the {i}th clause of a paragraph that never ends" for i in range(10))  # 488 characters
+    sentence = " ".join(f"the {i}th clause of a paragraph that never ends" for i in range(10))  # 459 characters
     r.type(sentence)
     assert memory.pieces() and sentence.startswith(memory.pieces()[0])  # learned before the buffer let it go
     r.c.close()
@@ -254,7 +254,7 @@ def test_files_are_learned_as_a_stretch_that_typed_them():
     from daemon.memory.store import MAX_PIECE_CHARS
 
     memory = Memory()
-    code = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(400))  # 10,890 characters
+    code = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(400))  # 12,980 characters
     assert learn_text(memory, code) == len(code)
     assert "".join(memory.pieces()) == code and len(memory.pieces()) == 2
     assert all(len(p) <= MAX_PIECE_CHARS and p.startswith("\n") == (k > 0) for k, p in enumerate(memory.pieces()))

@@ -57,7 +57,6 @@ class Learner:
 
     def __init__(self, memory: Memory, buffer_chars: int = 2 * PART_CHARS) -> None:
         self.memory = memory
-        self.part_chars = PART_CHARS
         self.set_buffer(buffer_chars)
         self._typed = 0  #: characters the user produced in this stretch (keys and accepts)
         self._asked: Optional[str] = None  #: the last text the model was asked about in this stretch

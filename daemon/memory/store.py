@@ -65,7 +65,7 @@ class Memory:
             self._chars += len(text)
             while self._chars > self.max_chars:
                 self._chars -= len(self._pieces.popleft())
-            self._newest = stretch if self._pieces else None
+            self._newest = stretch  # the piece just appended is never the one evicted
             self._generation += 1
         self._changed()
         return True
